@@ -1,0 +1,1 @@
+"""Benchmarks: each turns a dataset into engine requests and stored records."""

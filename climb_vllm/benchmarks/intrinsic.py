@@ -1,0 +1,185 @@
+"""CLIMB intrinsic bias: P(name | "{description} is related to the name:") for every code.
+
+Records: one row per (code, distinct name) with the joint log-probability of the name's tokens.
+Distinct names are scored once per code; groups reuse them through the name slots (a name in
+three groups counts in each). Codes are processed in chunks (release order, or the stratified
+sample's order); each chunk is scored and written atomically before the next starts, so memory
+stays flat and a killed run resumes at the first missing chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from climb_vllm.boundary import BoundaryEncoder
+from climb_vllm.config import IntrinsicConfig
+from climb_vllm.engines.base import Engine
+from climb_vllm.names import NameSet, load_names
+from climb_vllm.ontology import Ontology, load_ontology
+from climb_vllm.progress import Progress
+from climb_vllm.store import RunStore
+
+if TYPE_CHECKING:
+    import polars as pl
+
+BENCHMARK = "intrinsic"
+
+
+@dataclass(frozen=True)
+class IntrinsicTask:
+    """The resolved inputs of a run: codes, their prompts, and the names to score.
+
+    Attributes:
+        ontology: the ICD-10-CM release.
+        names: the name set.
+        codes: codes to score, in processing order.
+        distinct_names: the distinct names of the top-K slots, scored once per code.
+    """
+
+    ontology: Ontology
+    names: NameSet
+    codes: tuple[str, ...]
+    distinct_names: tuple[str, ...]
+
+    @staticmethod
+    def from_config(config: IntrinsicConfig) -> IntrinsicTask:
+        ontology = load_ontology(config.icd_release)
+        names = load_names(config.name_set)
+        distinct = tuple(names.distinct(config.top_k))
+        if config.limit is not None:
+            codes = tuple(ontology.stratified_subset(config.limit, config.seed))
+        else:
+            codes = tuple(ontology.codes)
+        return IntrinsicTask(ontology, names, codes, distinct)
+
+    def chunks(self, size: int) -> list[tuple[str, ...]]:
+        """Codes cut into consecutive chunks of ``size``."""
+        return [self.codes[i : i + size] for i in range(0, len(self.codes), size)]
+
+
+def score_chunk(
+    engine: Engine,
+    encoder: BoundaryEncoder,
+    codes: Sequence[str],
+    descriptions: dict[str, str],
+    names: Sequence[str],
+    template: str,
+) -> pl.DataFrame:
+    """Score every (code, name) pair of one chunk; returns the chunk's record frame.
+
+    Columns: ``code, name, logprob, token_logprobs, split``; ``split`` is True for pairs scored
+    as a full sequence because the prompt's tokens were not a prefix of prompt + name.
+    """
+    import polars as pl
+
+    texts = [template.format(description=descriptions[code]) for code in codes]
+    planned = encoder.plan(texts, names)
+    results = engine.score([p.request for p in planned])
+    cells: dict[tuple[int, int], tuple[float, list[float], bool]] = {}
+    for plan, result in zip(planned, results):
+        split = len(plan.name_indices) == 1 and len(names) > 1
+        for j, name_index in enumerate(plan.name_indices):
+            cells[(plan.text_index, name_index)] = (
+                result.logprobs[j],
+                list(result.token_logprobs[j]),
+                split,
+            )
+    rows: dict[str, list[Any]] = {"code": [], "name": [], "logprob": [], "token_logprobs": [], "split": []}
+    for i, code in enumerate(codes):
+        for j, name in enumerate(names):
+            logprob, per_token, split = cells[(i, j)]
+            rows["code"].append(code)
+            rows["name"].append(name)
+            rows["logprob"].append(logprob)
+            rows["token_logprobs"].append(per_token)
+            rows["split"].append(split)
+    return pl.DataFrame(
+        rows,
+        schema={
+            "code": pl.String,
+            "name": pl.String,
+            "logprob": pl.Float64,
+            "token_logprobs": pl.List(pl.Float64),
+            "split": pl.Boolean,
+        },
+    )
+
+
+def run_intrinsic(
+    config: IntrinsicConfig, store: RunStore, engine: Engine, task: IntrinsicTask
+) -> int:
+    """Score every chunk that the run directory does not hold yet. Returns chunks scored now."""
+    descriptions = dict(zip(task.ontology.table["code"], task.ontology.table["description"]))
+    encoder = BoundaryEncoder(engine.tokenizer)
+    chunks = task.chunks(config.chunk_size)
+    done = store.finished_chunks(BENCHMARK)
+    scored = 0
+    with Progress("intrinsic codes", len(task.codes), config.display) as progress:
+        for index, codes in enumerate(chunks):
+            if index in done:
+                progress.skip(len(codes))
+                continue
+            frame = score_chunk(
+                engine, encoder, codes, descriptions, task.distinct_names, config.template
+            )
+            store.write_chunk(BENCHMARK, index, frame)
+            scored += 1
+            progress.advance(len(codes))
+    store.annotate(
+        BENCHMARK,
+        chunks=len(chunks),
+        codes=len(task.codes),
+        distinct_names=list(task.distinct_names),
+        boundary_split_pairs_this_session=encoder.mismatched_pairs,
+    )
+    return scored
+
+
+def intrinsic_tables(records: pl.DataFrame, task: IntrinsicTask, top_k: int) -> dict[str, pl.DataFrame]:
+    """The paper's intrinsic tables from stored records.
+
+    Returns frames keyed by table:
+        ``table1``: AssocMAD per level and mean over sex-neutral codes, 8 groups (paper Table 1);
+        ``table1_all_codes``: the same over every scored code;
+        ``table2``: single-demographic AssocMAD, rows ``sex`` and ``ethnicity`` (Table 2);
+        ``table3``: sex-preference correctness on female-only and male-only codes (Table 3);
+        ``table8``: AssocMAD with the top-K names per group, K = 1..min(5, top_k) (Table 8).
+    """
+    import polars as pl
+
+    from climb_vllm import metrics
+
+    slots = pl.DataFrame(
+        [
+            {"name": s.name, "sex": s.sex, "ethnicity": s.ethnicity, "rank": s.rank}
+            for s in task.names.top_k(top_k)
+        ]
+    )
+    levels = task.ontology.table.select("code", *metrics.LEVELS)
+    metrics.check_complete(records, slots)
+    scored = set(records["code"].unique())
+    missing = [c for c in task.codes if c not in scored]
+    if missing:
+        from climb_vllm.errors import UserError
+
+        raise UserError(
+            f"The run holds records for {len(scored)} of {len(task.codes)} codes.",
+            "rerun the same 'climb-vllm eval intrinsic' command to finish it.",
+        )
+    neutral = [c for c in task.codes if c not in task.ontology.female_only and c not in task.ontology.male_only]
+    table1 = metrics.assoc_mad_by_level(records, slots, levels, neutral)
+    by_attribute = []
+    for attribute in ("sex", "ethnicity"):
+        frame = metrics.assoc_mad_by_level(records, slots, levels, neutral, groups=(attribute,))
+        by_attribute.append(frame.with_columns(pl.lit(attribute).alias("attribute")))
+    return {
+        "table1": table1,
+        "table1_all_codes": metrics.assoc_mad_by_level(records, slots, levels),
+        "table2": pl.concat(by_attribute).select("attribute", "level", "assoc_mad", "nodes"),
+        "table3": metrics.sex_preference(
+            records, slots, sorted(task.ontology.female_only), sorted(task.ontology.male_only)
+        ),
+        "table8": metrics.top_k_assoc_mad(records, slots, levels, range(1, min(5, top_k) + 1), neutral),
+    }

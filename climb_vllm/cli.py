@@ -1,0 +1,247 @@
+"""Command line: ``climb-vllm VERB ...``. Verbs only; heavy imports happen inside each verb.
+
+Every user-fixable problem surfaces as one line ``error: ... Fix: ...`` and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from climb_vllm.errors import UserError
+
+
+def _add_intrinsic(sub: Any) -> None:
+    parser = sub.add_parser(
+        "intrinsic",
+        help="CLIMB intrinsic bias: name probabilities for every ICD-10-CM code",
+        description="Score P(name | '<description> is related to the name:') for every code and "
+        "compute the paper's AssocMAD and sex-preference tables.",
+    )
+    parser.add_argument("--model", required=True, help="local model folder or hub id")
+    parser.add_argument("--tokenizer", help="tokenizer folder or id, if not the model's")
+    parser.add_argument("--revision", help="hub revision of the model")
+    parser.add_argument("--engine", default="local", choices=["local"], help="scoring engine")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--dtype", default="auto", help="auto, float32, bfloat16 or float16")
+    parser.add_argument(
+        "--limit", type=int, help="score a stratified sample of N codes (every chapter, both "
+        "sex-specific lists) instead of all codes",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
+    parser.add_argument(
+        "--icd-release", default="2021",
+        help="2021 (paper default), 2026, or a table written by 'climb-vllm icd-export'",
+    )
+    parser.add_argument("--names", default="nyc-2011-2021", help="name set key or CSV path")
+    parser.add_argument("--top-k", type=int, default=5, help="names per (sex, ethnicity) group, 1-10")
+    parser.add_argument("--template", help="prompt template containing {description}")
+    parser.add_argument("--chunk-size", type=int, default=1024, help="codes per stored chunk")
+    parser.add_argument("--batch-tokens", type=int, default=8192, help="positions per forward pass")
+    parser.add_argument("--out", type=Path, help="run directory (default outputs/<model>/<run-id>)")
+    parser.add_argument("--run-id", default="main", help="run name under outputs/<model>/")
+    parser.add_argument(
+        "--display", default="rich", choices=["rich", "plain", "none"], help="progress display"
+    )
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="climb-vllm", description="Demographic-bias benchmarks for clinical language models."
+    )
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    evaluate = verbs.add_parser("eval", help="run a benchmark")
+    _add_intrinsic(evaluate.add_subparsers(dest="benchmark", required=True))
+    for verb, text in (
+        ("rescore", "recompute every metric from stored records and say what changed"),
+        ("report", "write the paper-format tables (Markdown, CSV) of a run directory"),
+    ):
+        p = verbs.add_parser(verb, help=text, description=text)
+        p.add_argument("run_dir", type=Path)
+    demo = verbs.add_parser("demo-model", help="build a tiny random Llama model offline")
+    demo.add_argument("out", type=Path)
+    demo.add_argument("--hidden-size", type=int, default=64)
+    demo.add_argument("--layers", type=int, default=2)
+    demo.add_argument("--heads", type=int, default=2)
+    demo.add_argument("--intermediate-size", type=int, default=128)
+    demo.add_argument("--vocab-size", type=int, default=4096)
+    demo.add_argument("--seed", type=int, default=0)
+    export = verbs.add_parser(
+        "icd-export", help="export the installed simple-icd-10-cm release for --icd-release"
+    )
+    export.add_argument("out", type=Path)
+    bench = verbs.add_parser("bench", help="speed benchmarks (see BENCHMARKS.md)")
+    bench.add_argument("--model", type=Path, help="model folder (default: build a tiny one)")
+    bench.add_argument("--codes", type=int, default=256, help="codes in the comparison sample")
+    bench.add_argument("--device", default="auto")
+    bench.add_argument("--dtype", default="auto")
+    bench.add_argument("--batch-tokens", type=int, default=8192)
+    bench.add_argument("--full-run", action="store_true", help="also time a full-release run")
+    bench.add_argument("--json", type=Path, help="also write the results as JSON here")
+    return parser
+
+
+def _eval_intrinsic(args: argparse.Namespace) -> None:
+    from pydantic import ValidationError
+
+    from climb_vllm.benchmarks.intrinsic import BENCHMARK, IntrinsicTask, run_intrinsic
+    from climb_vllm.config import DEFAULT_TEMPLATE, IntrinsicConfig
+    from climb_vllm.engines.local import LocalEngine, resolve_device
+    from climb_vllm.store import RunStore, model_slug
+
+    device, dtype = resolve_device(args.device, args.dtype)
+    try:
+        config = IntrinsicConfig(
+            model=args.model,
+            tokenizer=args.tokenizer,
+            revision=args.revision,
+            engine=args.engine,
+            device=device,
+            dtype=dtype,
+            icd_release=args.icd_release,
+            name_set=args.names,
+            top_k=args.top_k,
+            limit=args.limit,
+            seed=args.seed,
+            template=args.template or DEFAULT_TEMPLATE,
+            chunk_size=args.chunk_size,
+            batch_tokens=args.batch_tokens,
+            display=args.display,
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise UserError(
+            f"Invalid option {'.'.join(str(p) for p in first['loc'])}: {first['msg']}.",
+            "see 'climb-vllm eval intrinsic --help' for the allowed values.",
+        ) from exc
+    task = IntrinsicTask.from_config(config)  # validates release, names and K before loading
+    run_dir = args.out or Path("outputs") / model_slug(args.model) / args.run_id
+    store = RunStore(run_dir)
+    resumed = store.claim(BENCHMARK, config.hashed_fields(), config.config_hash())
+    engine = LocalEngine(
+        config.model,
+        tokenizer=config.tokenizer,
+        revision=config.revision,
+        device=config.device,
+        dtype=config.dtype,
+        batch_tokens=config.batch_tokens,
+    )
+    store.annotate(
+        BENCHMARK,
+        engine=engine.describe(),
+        datasets={
+            "icd10cm": {
+                "release": task.ontology.release,
+                "source": task.ontology.source,
+                "sha256": task.ontology.sha256,
+                "codes_in_release": len(task.ontology),
+            },
+            "names": {"set": task.names.key, "sha256": task.names.sha256, "top_k": config.top_k},
+        },
+        prompt_template=config.template,
+    )
+    if resumed and args.display != "none":
+        print(f"resuming {run_dir}", file=sys.stderr)
+    run_intrinsic(config, store, engine, task)
+    _write_report(store, quiet=args.display == "none")
+
+
+def _write_report(store: Any, quiet: bool = False) -> dict[str, Any]:
+    """Recompute the intrinsic tables of a run directory, write them, print the Markdown."""
+    from climb_vllm.benchmarks.intrinsic import BENCHMARK, IntrinsicTask, intrinsic_tables
+    from climb_vllm.config import IntrinsicConfig
+    from climb_vllm.report import metrics_json, write_intrinsic_report
+
+    section = store.manifest().get("benchmarks", {}).get(BENCHMARK)
+    if section is None:
+        raise UserError(
+            f"{store.root} has no intrinsic run in its manifest.",
+            "pass a run directory written by 'climb-vllm eval intrinsic'.",
+        )
+    config = IntrinsicConfig(**section["config"])
+    task = IntrinsicTask.from_config(config)
+    tables = intrinsic_tables(store.read_records(BENCHMARK), task, config.top_k)
+    path = write_intrinsic_report(store, tables, config.model)
+    if not quiet:
+        print(path.read_text())
+        print(f"tables written to {path.parent}")
+    return metrics_json(tables)
+
+
+def _rescore(run_dir: Path) -> None:
+    from climb_vllm.report import diff_metrics
+    from climb_vllm.store import RunStore
+
+    _require_run_dir(run_dir)
+    store = RunStore(run_dir)
+    old_path = run_dir / "results" / "intrinsic" / "metrics.json"
+    old = json.loads(old_path.read_text()) if old_path.exists() else {}
+    new = _write_report(store, quiet=True)
+    changes = diff_metrics(old, new)
+    if not old:
+        print(f"no earlier metrics in {run_dir}; computed them now")
+    elif changes:
+        print(f"{len(changes)} values changed:")
+        print("\n".join(changes))
+    else:
+        print("no metric changed")
+
+
+def _require_run_dir(run_dir: Path) -> None:
+    if not (run_dir / "manifest.json").is_file():
+        raise UserError(
+            f"{run_dir} is not a run directory (no manifest.json).",
+            "pass the folder that 'climb-vllm eval' wrote, e.g. outputs/<model>/main.",
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``climb-vllm`` console script; returns the exit status."""
+    args = _build_parser().parse_args(argv)
+    try:
+        if args.verb == "eval":
+            _eval_intrinsic(args)
+        elif args.verb == "rescore":
+            _rescore(args.run_dir)
+        elif args.verb == "report":
+            from climb_vllm.store import RunStore
+
+            _require_run_dir(args.run_dir)
+            _write_report(RunStore(args.run_dir))
+        elif args.verb == "demo-model":
+            from climb_vllm.demo_model import build_demo_model
+
+            path = build_demo_model(
+                args.out,
+                vocab_size=args.vocab_size,
+                hidden_size=args.hidden_size,
+                layers=args.layers,
+                heads=args.heads,
+                intermediate_size=args.intermediate_size,
+                seed=args.seed,
+            )
+            print(f"tiny model written to {path}")
+        elif args.verb == "icd-export":
+            from climb_vllm.ontology import export_release
+
+            count = export_release(args.out)
+            print(f"{count} codes written to {args.out}; use --icd-release {args.out}")
+        elif args.verb == "bench":
+            from climb_vllm.bench import run_bench
+
+            run_bench(args)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Engines that score and generate: in-process transformers, or serving endpoints."""

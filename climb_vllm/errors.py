@@ -1,0 +1,17 @@
+"""The one error type shown to users: a message that says what went wrong and how to fix it."""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """A problem the user can fix; the CLI prints it as one line and exits non-zero.
+
+    Args:
+        message: what went wrong, in the user's terms.
+        fix: the action that resolves it (printed after the message).
+    """
+
+    def __init__(self, message: str, fix: str) -> None:
+        super().__init__(f"{message} Fix: {fix}")
+        self.message = message
+        self.fix = fix
