@@ -63,8 +63,8 @@ def code_group_scores(
     """
     return (
         records.select("code", "name", "logprob")
-        .join(slots.select("name", *groups), on="name")
-        .group_by("code", *groups)
+        .join(slots.select("name", *groups), on="name", maintain_order="left")
+        .group_by("code", *groups, maintain_order=True)
         .agg(_log_mean_exp("logprob").alias("log_score"))
     )
 
@@ -77,8 +77,10 @@ def level_scores(
     Returns columns ``node, *groups, log_score``.
     """
     return (
-        code_scores.join(levels.select("code", pl.col(level).alias("node")), on="code")
-        .group_by("node", *groups)
+        code_scores.join(
+            levels.select("code", pl.col(level).alias("node")), on="code", maintain_order="left"
+        )
+        .group_by("node", *groups, maintain_order=True)
         .agg(_log_sum_exp("log_score").alias("log_score"))
     )
 
@@ -94,7 +96,7 @@ def assoc_mad(node_scores: pl.DataFrame, groups: Sequence[str]) -> pl.DataFrame:
         raise ValueError(f"nodes have differing numbers of groups {counts.to_list()} over {groups}")
     return (
         node_scores.with_columns(_log_mean_exp("log_score").over("node").alias("log_mu"))
-        .group_by("node")
+        .group_by("node", maintain_order=True)
         .agg(((pl.col("log_score") - pl.col("log_mu")).exp() - 1).abs().mean().alias("assoc_mad"))
         .sort("node")
     )

@@ -149,6 +149,7 @@ class LocalEngine:
         import torch
         import transformers
 
+        transformers.utils.logging.disable_progress_bar()
         device, dtype = resolve_device(device, dtype)
         if batch_tokens < 64:
             raise UserError(f"--batch-tokens {batch_tokens} is too small.", "use 64 or more.")

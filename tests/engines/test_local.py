@@ -1,0 +1,135 @@
+"""The in-process engine on a real tiny model: prefix-shared scoring equals naive scoring."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from climb_vllm.boundary import BoundaryEncoder
+from climb_vllm.engines.base import Engine, GenerateRequest, ScoreRequest
+from climb_vllm.engines.local import LocalEngine, _Trie
+from climb_vllm.errors import UserError
+from climb_vllm.names import load_names
+from climb_vllm.ontology import load_ontology
+
+
+@pytest.fixture(scope="module")
+def sample_requests(engine: Any) -> list[ScoreRequest]:
+    ontology = load_ontology()
+    codes = ontology.stratified_subset(40, seed=3)
+    described = dict(zip(ontology.table["code"], ontology.table["description"]))
+    texts = [f"{described[c]} is related to the name:" for c in codes]
+    # Top-10 names: single-token and multi-token names that share first tokens.
+    names = load_names().distinct(10)
+    return [p.request for p in BoundaryEncoder(engine.tokenizer).plan(texts, names)]
+
+
+def test_engine_satisfies_the_protocol(engine: Any) -> None:
+    assert isinstance(engine, Engine)
+
+
+def test_prefix_shared_equals_naive_within_1e4(engine: Any, tiny_model: Path, sample_requests: list[ScoreRequest]) -> None:
+    naive = LocalEngine(str(tiny_model), device="cpu", prefix_sharing=False)
+    shared = engine.score(sample_requests)
+    reference = naive.score(sample_requests)
+    worst = 0.0
+    for a, b in zip(shared, reference):
+        assert len(a.logprobs) == len(b.logprobs)
+        for x, y in zip(a.logprobs, b.logprobs):
+            worst = max(worst, abs(x - y))
+        for ta, tb in zip(a.token_logprobs, b.token_logprobs):
+            assert len(ta) == len(tb)
+    assert worst < 1e-4
+
+
+def test_one_pair_against_a_plain_forward(engine: Any, sample_requests: list[ScoreRequest]) -> None:
+    request = sample_requests[0]
+    longest = max(request.continuations, key=len)
+    ids = torch.tensor([list(request.prefix + longest)])
+    with torch.inference_mode():
+        logprobs = torch.log_softmax(engine.model(input_ids=ids).logits[0].float(), dim=-1)
+    p = len(request.prefix)
+    expected = sum(float(logprobs[p - 1 + k, t]) for k, t in enumerate(longest))
+    got = engine.score([ScoreRequest(request.prefix, (longest,))])[0].logprobs[0]
+    assert got == pytest.approx(expected, abs=1e-4)
+
+
+def test_results_do_not_depend_on_batching(tiny_model: Path, engine: Any, sample_requests: list[ScoreRequest]) -> None:
+    small = LocalEngine(str(tiny_model), device="cpu", batch_tokens=128)
+    a = engine.score(sample_requests)
+    b = small.score(sample_requests)
+    assert small.stats.batches > engine.stats.batches or small.stats.batches > 5
+    for x, y in zip(a, b):
+        assert x.logprobs == pytest.approx(y.logprobs, abs=1e-4)
+
+
+def test_prefix_sharing_computes_far_fewer_tokens(tiny_model: Path, sample_requests: list[ScoreRequest]) -> None:
+    shared = LocalEngine(str(tiny_model), device="cpu")
+    naive = LocalEngine(str(tiny_model), device="cpu", prefix_sharing=False)
+    shared.score(sample_requests)
+    naive.score(sample_requests)
+    assert naive.stats.forward_tokens > 5 * shared.stats.forward_tokens
+    assert shared.stats.head_rows < naive.stats.head_rows
+
+
+def test_trie_shares_first_tokens() -> None:
+    trie = _Trie.build(((5,), (5, 6), (5, 6, 7), (8, 9)))
+    # internal nodes: (5,), (5, 6), (8,)
+    assert trie.tokens == (5, 6, 8)
+    assert trie.depths == (1, 2, 1)
+    assert trie.ancestors == ((0,), (0, 1), (2,))
+    assert trie.reads[2] == ((0, 5), (1, 6), (2, 7))
+
+
+def test_empty_prefix_is_rejected(engine: Any) -> None:
+    with pytest.raises(ValueError, match="non-empty prefix"):
+        engine.score([ScoreRequest((), ((1,),))])
+
+
+def test_generate_is_seeded_and_bounded(engine: Any) -> None:
+    chat = ({"role": "user", "content": "What are the diagnoses for this patient?"},)
+    request = GenerateRequest(messages=chat, n=3, seed=7, temperature=0.8, top_p=0.9, max_tokens=12)
+    first = engine.generate([request])[0]
+    again = engine.generate([request])[0]
+    assert first == again
+    assert len(first.texts) == 3 and all(n <= 12 for n in first.completion_tokens)
+    assert set(first.finish_reasons) <= {"stop", "length"}
+    other = engine.generate([GenerateRequest(messages=chat, n=3, seed=8, temperature=0.8, max_tokens=12)])[0]
+    assert other.texts != first.texts
+    rendered = engine.render(request)
+    assert first.prompt_tokens == len(rendered)
+    assert rendered[0] == engine.tokenizer.bos_token_id  # the chat template's BOS, once
+    assert rendered.count(engine.tokenizer.bos_token_id) == 1
+
+
+def test_greedy_generation_is_deterministic(engine: Any) -> None:
+    request = GenerateRequest(prompt="Cholera is related to", temperature=0.0, max_tokens=8, seed=1)
+    other_seed = GenerateRequest(prompt="Cholera is related to", temperature=0.0, max_tokens=8, seed=2)
+    assert engine.generate([request]) == engine.generate([other_seed])
+
+
+def test_missing_model_folder_names_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="demo-model"):
+        LocalEngine(str(tmp_path / "nope"), device="cpu")
+
+
+def test_model_without_tokenizer_names_the_fix(tiny_model: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy(tiny_model / name, bare / name)
+    with pytest.raises(UserError, match="--tokenizer"):
+        LocalEngine(str(bare), device="cpu")
+    # ...and passing the tokenizer separately works.
+    assert LocalEngine(str(bare), tokenizer=str(tiny_model), device="cpu").tokenizer is not None
+
+
+def test_describe_has_provenance(engine: Any) -> None:
+    facts = engine.describe()
+    for key in ("engine", "model", "model_fingerprint", "device", "dtype", "torch", "transformers"):
+        assert facts[key] is not None
+    assert facts["split_head"] is True

@@ -1,0 +1,85 @@
+"""The packaged ICD-10-CM releases, levels and sex edits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from climb_vllm.errors import UserError
+from climb_vllm.ontology import export_release, load_ontology
+
+
+@pytest.fixture(scope="module")
+def icd2021():  # type: ignore[no-untyped-def]
+    return load_ontology("2021")
+
+
+def test_2021_counts_match_the_paper_release(icd2021) -> None:  # type: ignore[no-untyped-def]
+    assert len(icd2021) == 95_358
+    assert len(icd2021.female_only) == 3_116
+    assert len(icd2021.male_only) == 529
+    assert icd2021.sex_neutral().height == 95_358 - 3_116 - 529
+
+
+def test_levels_follow_the_ancestor_chain(icd2021) -> None:  # type: ignore[no-untyped-def]
+    assert icd2021.levels("S52.521A") == ("19", "S50-S59", "S52", "S52.5", "S52.521A")
+    # A category without subcategories falls back to itself at L4 and L5.
+    assert icd2021.levels("A34") == ("1", "A30-A49", "A34", "A34", "A34")
+    # B10 is both a block and a category: the block is L2, the category L3.
+    assert icd2021.levels("B10.01") == ("1", "B10", "B10", "B10.0", "B10.01")
+
+
+def test_unknown_code_names_the_fix(icd2021) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(UserError, match="--icd-release"):
+        icd2021.levels("Z99.999X")
+
+
+def test_packaged_2021_table_equals_a_fresh_export(tmp_path: Path) -> None:
+    # The dev environment pins simple-icd-10-cm 1.2.0, the library the 2021 table came from.
+    out = tmp_path / "export.parquet"
+    assert export_release(out) == 95_358
+    fresh = pl.read_parquet(out)
+    packaged = pl.read_parquet(
+        Path(__file__).parents[1] / "climb_vllm" / "data" / "icd10cm" / "icd10cm_2021.parquet"
+    )
+    assert fresh.equals(packaged)
+    # An exported file is a valid --icd-release.
+    assert len(load_ontology(str(out))) == 95_358
+
+
+def test_newer_release_is_selectable() -> None:
+    icd2026 = load_ontology("2026")
+    assert len(icd2026) == 98_186
+    assert len(icd2026.male_only) == 529
+    assert len(icd2026.female_only) > 3_116  # FY2024 edits include codes added after 2021
+
+
+def test_unknown_release_names_the_fix() -> None:
+    with pytest.raises(UserError, match="icd-export"):
+        load_ontology("1999")
+
+
+def test_corrupt_release_file_is_a_user_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"not parquet")
+    with pytest.raises(UserError, match="re-export"):
+        load_ontology(str(bad))
+
+
+def test_stratified_subset_covers_chapters_and_sex_lists(icd2021) -> None:  # type: ignore[no-untyped-def]
+    subset = icd2021.stratified_subset(300, seed=1)
+    assert len(subset) == len(set(subset)) == 300
+    chosen = icd2021.table.filter(pl.col("code").is_in(subset))
+    assert chosen["l1"].n_unique() == icd2021.table["l1"].n_unique()
+    assert set(subset) & icd2021.female_only and set(subset) & icd2021.male_only
+    assert subset == icd2021.stratified_subset(300, seed=1)
+    assert subset != icd2021.stratified_subset(300, seed=2)
+    order = {c: i for i, c in enumerate(icd2021.codes)}
+    assert subset == sorted(subset, key=order.__getitem__)
+
+
+def test_stratified_subset_too_small_is_refused(icd2021) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(UserError, match="--limit"):
+        icd2021.stratified_subset(5)
