@@ -24,11 +24,13 @@ class PlannedRequest:
         text_index: which prompt text the request belongs to.
         request: the engine request.
         name_indices: ``name_indices[j]`` is the name scored by ``request.continuations[j]``.
+        split: True for a pair that broke the contract and is scored as a full sequence.
     """
 
     text_index: int
     request: ScoreRequest
     name_indices: tuple[int, ...]
+    split: bool = False
 
 
 class BoundaryEncoder:
@@ -49,7 +51,13 @@ class BoundaryEncoder:
         self.mismatched_pairs = 0
 
     def _encode(self, texts: list[str]) -> list[list[int]]:
-        ids: list[list[int]] = self.tokenizer(texts)["input_ids"]
+        backend = getattr(self.tokenizer, "backend_tokenizer", None)
+        if backend is not None and hasattr(backend, "encode_batch_fast"):
+            # The Rust tokenizer directly: the same ids as tokenizer(texts) (special tokens
+            # included), in parallel and without building offsets or Python encodings.
+            ids = [e.ids for e in backend.encode_batch_fast(texts, add_special_tokens=True)]
+        else:
+            ids = self.tokenizer(texts)["input_ids"]
         if self._trailing:
             return [row[: len(row) - self._trailing] for row in ids]
         return [list(row) for row in ids]
@@ -78,17 +86,20 @@ class BoundaryEncoder:
                 self.mismatched_pairs += 1
                 common = _common_prefix(prefix, full)
                 if common == 0 or common == len(full):
-                    raise ValueError(
-                        f"name {names[j]!r} after {texts[i]!r} has no scorable tokens"
-                    )
+                    raise ValueError(f"name {names[j]!r} after {texts[i]!r} has no scorable tokens")
                 planned.append(
                     PlannedRequest(
-                        i, ScoreRequest(tuple(full[:common]), (tuple(full[common:]),)), (j,)
+                        i,
+                        ScoreRequest(tuple(full[:common]), (tuple(full[common:]),)),
+                        (j,),
+                        split=True,
                     )
                 )
             if shared:
                 planned.append(
-                    PlannedRequest(i, ScoreRequest(tuple(prefix), tuple(shared)), tuple(shared_names))
+                    PlannedRequest(
+                        i, ScoreRequest(tuple(prefix), tuple(shared)), tuple(shared_names)
+                    )
                 )
         return planned
 

@@ -29,16 +29,21 @@ def _add_intrinsic(sub: Any) -> None:
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--dtype", default="auto", help="auto, float32, bfloat16 or float16")
     parser.add_argument(
-        "--limit", type=int, help="score a stratified sample of N codes (every chapter, both "
+        "--limit",
+        type=int,
+        help="score a stratified sample of N codes (every chapter, both "
         "sex-specific lists) instead of all codes",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
     parser.add_argument(
-        "--icd-release", default="2021",
+        "--icd-release",
+        default="2021",
         help="2021 (paper default), 2026, or a table written by 'climb-vllm icd-export'",
     )
     parser.add_argument("--names", default="nyc-2011-2021", help="name set key or CSV path")
-    parser.add_argument("--top-k", type=int, default=5, help="names per (sex, ethnicity) group, 1-10")
+    parser.add_argument(
+        "--top-k", type=int, default=5, help="names per (sex, ethnicity) group, 1-10"
+    )
     parser.add_argument("--template", help="prompt template containing {description}")
     parser.add_argument("--chunk-size", type=int, default=1024, help="codes per stored chunk")
     parser.add_argument("--batch-tokens", type=int, default=8192, help="positions per forward pass")
@@ -100,8 +105,8 @@ def _eval_intrinsic(args: argparse.Namespace) -> None:
             tokenizer=args.tokenizer,
             revision=args.revision,
             engine=args.engine,
-            device=device,
-            dtype=dtype,
+            device=device,  # type: ignore[arg-type]  # resolve_device returns valid values
+            dtype=dtype,  # type: ignore[arg-type]
             icd_release=args.icd_release,
             name_set=args.names,
             top_k=args.top_k,

@@ -11,6 +11,7 @@ ordinary ``from_pretrained`` path, exactly as a downloaded model would.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from climb_vllm.errors import UserError
 
@@ -58,7 +59,9 @@ def build_demo_model(
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UserError(f"Cannot create {out}: {exc.strerror}.", "choose a writable folder.") from exc
+        raise UserError(
+            f"Cannot create {out}: {exc.strerror}.", "choose a writable folder."
+        ) from exc
 
     ontology = load_ontology("2021")
     descriptions = list(ontology.table["description"])
@@ -85,7 +88,7 @@ def build_demo_model(
     tokenizer.post_processor = processors.TemplateProcessing(
         single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", bos)]
     )
-    fast = PreTrainedTokenizerFast(
+    fast: Any = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=tokenizer,
         bos_token="<s>",
         eos_token="</s>",

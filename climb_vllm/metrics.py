@@ -123,15 +123,21 @@ def assoc_mad_by_level(
     if codes is not None:
         records = records.filter(pl.col("code").is_in(pl.Series(codes, dtype=pl.String).implode()))
     scores = code_group_scores(records, slots, groups)
-    rows = []
+    names: list[str] = []
+    values: list[float] = []
+    nodes: list[int | None] = []
     for level in LEVELS:
         per_node = assoc_mad(level_scores(scores, levels, level, groups), groups)
-        rows.append(
-            {"level": level.upper(), "assoc_mad": per_node["assoc_mad"].mean(), "nodes": per_node.height}
-        )
-    mean = sum(float(r["assoc_mad"] or 0.0) for r in rows) / len(rows)
-    rows.append({"level": "mean", "assoc_mad": mean, "nodes": None})
-    return pl.DataFrame(rows, schema={"level": pl.String, "assoc_mad": pl.Float64, "nodes": pl.Int64})
+        names.append(level.upper())
+        values.append(float(per_node.select(pl.col("assoc_mad").mean()).item()))
+        nodes.append(per_node.height)
+    names.append("mean")
+    values.append(sum(values) / len(values))
+    nodes.append(None)
+    return pl.DataFrame(
+        {"level": names, "assoc_mad": values, "nodes": nodes},
+        schema={"level": pl.String, "assoc_mad": pl.Float64, "nodes": pl.Int64},
+    )
 
 
 def sex_preference(
@@ -145,9 +151,8 @@ def sex_preference(
     Returns one row per list (``female-only``, ``male-only``) with ``codes`` (scored codes of the
     list), ``correct`` (codes whose own sex has the higher pooled score) and ``share``.
     """
-    pooled = (
-        code_group_scores(records, slots, ("sex",))
-        .pivot(on="sex", index="code", values="log_score")
+    pooled = code_group_scores(records, slots, ("sex",)).pivot(
+        on="sex", index="code", values="log_score"
     )
     rows = []
     for label, codes, own, other in (
@@ -180,7 +185,8 @@ def top_k_assoc_mad(
     Returns columns ``k, level, assoc_mad, nodes``.
     """
     frames = []
-    max_rank = int(slots.group_by("sex", "ethnicity").agg(pl.col("rank").max())["rank"].min() or 0)
+    per_group = slots.group_by("sex", "ethnicity").agg(pl.col("rank").max())["rank"]
+    max_rank = int(per_group.min() or 0)  # type: ignore[arg-type]
     for k in ks:
         if k > max_rank:
             raise ValueError(f"top-{k} needs rank {k} in every group; the slots stop at {max_rank}")

@@ -296,4 +296,3 @@ def export_release(out: Path) -> int:
     frame.write_parquet(tmp, compression="zstd", compression_level=19)
     tmp.replace(out)
     return int((frame["kind"] == "code").sum())
-

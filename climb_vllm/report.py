@@ -35,7 +35,9 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
     for key in ("table1", "table1_all_codes"):
         out[key] = _wide_levels(tables[key].with_columns(tag), ["Model"])
     out["table2"] = _wide_levels(
-        tables["table2"].with_columns(tag, pl.col("attribute").str.to_titlecase().alias("Attribute")),
+        tables["table2"].with_columns(
+            tag, pl.col("attribute").str.to_titlecase().alias("Attribute")
+        ),
         ["Model", "Attribute"],
     )
     t3 = tables["table3"]
@@ -48,7 +50,10 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
                 ]
                 for row in t3.iter_rows(named=True)
             },
-            **{f"{row['list'].capitalize()} codes": [row["codes"]] for row in t3.iter_rows(named=True)},
+            **{
+                f"{row['list'].capitalize()} codes": [row["codes"]]
+                for row in t3.iter_rows(named=True)
+            },
         }
     )
     out["table8"] = _wide_levels(
@@ -59,6 +64,7 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
 
 def to_markdown(frame: pl.DataFrame) -> str:
     """A GitHub-style Markdown table."""
+
     def cell(value: Any) -> str:
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return "n/a"
@@ -76,7 +82,7 @@ def metrics_json(tables: dict[str, pl.DataFrame]) -> dict[str, list[dict[str, An
 
 
 def write_intrinsic_report(store: RunStore, tables: dict[str, pl.DataFrame], model: str) -> Path:
-    """Write ``results/intrinsic/``: tables.md, one CSV per table, metrics.json. Returns tables.md."""
+    """Write ``results/intrinsic/``: tables.md, a CSV per table, metrics.json; returns tables.md."""
     layout = paper_layout(tables, model)
     parts = [f"# CLIMB intrinsic — {model}", ""]
     for key, frame in layout.items():
@@ -89,7 +95,9 @@ def write_intrinsic_report(store: RunStore, tables: dict[str, pl.DataFrame], mod
 
 
 def diff_metrics(
-    old: dict[str, list[dict[str, Any]]], new: dict[str, list[dict[str, Any]]], tolerance: float = 0.0
+    old: dict[str, list[dict[str, Any]]],
+    new: dict[str, list[dict[str, Any]]],
+    tolerance: float = 0.0,
 ) -> list[str]:
     """Human-readable lines for every metric value that differs between two metrics.json."""
     changes: list[str] = []

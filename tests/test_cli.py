@@ -17,8 +17,19 @@ def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]
 
 
 def _intrinsic(model: str, out: Path, *extra: str) -> list[str]:
-    return ["eval", "intrinsic", "--model", model, "--device", "cpu", "--out", str(out),
-            "--display", "none", *extra]
+    return [
+        "eval",
+        "intrinsic",
+        "--model",
+        model,
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+        "--display",
+        "none",
+        *extra,
+    ]
 
 
 @pytest.mark.parametrize(
@@ -32,18 +43,28 @@ def _intrinsic(model: str, out: Path, *extra: str) -> list[str]:
         (["--template", "no slot here"], "description"),
     ],
 )
-def test_bad_options(tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], needle: str) -> None:
+def test_bad_options(
+    tiny_model: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    needle: str,
+) -> None:
     code, err = _run(_intrinsic(str(tiny_model), tmp_path / "run", *extra), capsys)
     assert code == 2
     assert err.startswith("error:") and "Fix:" in err and needle in err and "\n" not in err
 
 
 def test_unknown_model_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, err = _run(_intrinsic(str(tmp_path / "missing-model"), tmp_path / "run", "--limit", "30"), capsys)
+    code, err = _run(
+        _intrinsic(str(tmp_path / "missing-model"), tmp_path / "run", "--limit", "30"), capsys
+    )
     assert code == 2 and "demo-model" in err and "\n" not in err
 
 
-def test_model_without_tokenizer(tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_model_without_tokenizer(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bare = tmp_path / "bare"
     bare.mkdir()
     for name in ("config.json", "model.safetensors"):
@@ -52,14 +73,18 @@ def test_model_without_tokenizer(tiny_model: Path, tmp_path: Path, capsys: pytes
     assert code == 2 and "--tokenizer" in err
 
 
-def test_unwritable_output(tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unwritable_output(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
     code, err = _run(_intrinsic(str(tiny_model), blocker / "run", "--limit", "30"), capsys)
     assert code == 2 and "--out" in err
 
 
-def test_corrupt_chunk_stops_without_losing_others(tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_corrupt_chunk_stops_without_losing_others(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "run"
     args = _intrinsic(str(tiny_model), out, "--limit", "40", "--chunk-size", "10")
     assert main(args) == 0
@@ -74,7 +99,9 @@ def test_corrupt_chunk_stops_without_losing_others(tiny_model: Path, tmp_path: P
     assert main(args) == 0
 
 
-def test_rescore_and_report_need_a_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_rescore_and_report_need_a_run_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for verb in ("rescore", "report"):
         code, err = _run([verb, str(tmp_path)], capsys)
         assert code == 2 and "manifest.json" in err

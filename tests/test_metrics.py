@@ -64,7 +64,10 @@ def test_sex_preference_matches_hand_computed() -> None:
     table = metrics.sex_preference(
         _records(), _slots(1), GOLDEN["female_only"], GOLDEN["male_only"]
     )
-    got = {r["list"]: {"codes": r["codes"], "correct": r["correct"]} for r in table.iter_rows(named=True)}
+    got = {
+        r["list"]: {"codes": r["codes"], "correct": r["correct"]}
+        for r in table.iter_rows(named=True)
+    }
     assert got == GOLDEN["expected"]["sex_preference"]
 
 

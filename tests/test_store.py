@@ -54,7 +54,11 @@ def test_unreadable_manifest_is_a_user_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("model", "slug"),
-    [("meta-llama/Llama-3.1-8B", "meta-llama--Llama-3.1-8B"), ("/tmp/x/tiny/", "x--tiny"), ("m", "m")],
+    [
+        ("meta-llama/Llama-3.1-8B", "meta-llama--Llama-3.1-8B"),
+        ("/tmp/x/tiny/", "x--tiny"),
+        ("m", "m"),
+    ],
 )
 def test_model_slug(model: str, slug: str) -> None:
     assert model_slug(model) == slug

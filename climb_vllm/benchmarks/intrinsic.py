@@ -10,12 +10,13 @@ stays flat and a killed run resumes at the first missing chunk.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from climb_vllm.boundary import BoundaryEncoder
+from climb_vllm.boundary import BoundaryEncoder, PlannedRequest
 from climb_vllm.config import IntrinsicConfig
-from climb_vllm.engines.base import Engine
+from climb_vllm.engines.base import Engine, ScoreResult
 from climb_vllm.names import NameSet, load_names
 from climb_vllm.ontology import Ontology, load_ontology
 from climb_vllm.progress import Progress
@@ -59,73 +60,104 @@ class IntrinsicTask:
         return [self.codes[i : i + size] for i in range(0, len(self.codes), size)]
 
 
-def score_chunk(
-    engine: Engine,
+def plan_chunk(
     encoder: BoundaryEncoder,
     codes: Sequence[str],
     descriptions: dict[str, str],
     names: Sequence[str],
     template: str,
+) -> list[PlannedRequest]:
+    """Score requests for one chunk of codes under the token-boundary contract."""
+    texts = [template.format(description=descriptions[code]) for code in codes]
+    return encoder.plan(texts, names)
+
+
+def records_frame(
+    codes: Sequence[str],
+    names: Sequence[str],
+    planned: Sequence[PlannedRequest],
+    results: Sequence[ScoreResult],
 ) -> pl.DataFrame:
-    """Score every (code, name) pair of one chunk; returns the chunk's record frame.
+    """The chunk's record frame, one row per (code, name) in code then name order.
 
     Columns: ``code, name, logprob, token_logprobs, split``; ``split`` is True for pairs scored
     as a full sequence because the prompt's tokens were not a prefix of prompt + name.
     """
     import polars as pl
 
-    texts = [template.format(description=descriptions[code]) for code in codes]
-    planned = encoder.plan(texts, names)
-    results = engine.score([p.request for p in planned])
-    cells: dict[tuple[int, int], tuple[float, list[float], bool]] = {}
+    text_index: list[int] = []
+    name_index: list[int] = []
+    logprob: list[float] = []
+    split: list[bool] = []
+    token_values: list[float] = []
+    token_pair: list[int] = []  # which pair row each per-token value belongs to
     for plan, result in zip(planned, results):
-        split = len(plan.name_indices) == 1 and len(names) > 1
-        for j, name_index in enumerate(plan.name_indices):
-            cells[(plan.text_index, name_index)] = (
-                result.logprobs[j],
-                list(result.token_logprobs[j]),
-                split,
-            )
-    rows: dict[str, list[Any]] = {"code": [], "name": [], "logprob": [], "token_logprobs": [], "split": []}
-    for i, code in enumerate(codes):
-        for j, name in enumerate(names):
-            logprob, per_token, split = cells[(i, j)]
-            rows["code"].append(code)
-            rows["name"].append(name)
-            rows["logprob"].append(logprob)
-            rows["token_logprobs"].append(per_token)
-            rows["split"].append(split)
-    return pl.DataFrame(
-        rows,
-        schema={
-            "code": pl.String,
-            "name": pl.String,
-            "logprob": pl.Float64,
-            "token_logprobs": pl.List(pl.Float64),
-            "split": pl.Boolean,
-        },
+        k = len(plan.name_indices)
+        for j, values in enumerate(result.token_logprobs):
+            token_pair += [len(text_index) + j] * len(values)
+            token_values += values
+        text_index += [plan.text_index] * k
+        name_index += plan.name_indices
+        logprob += result.logprobs
+        split += [plan.split] * k
+    # Per-token values become a list column by grouping flat values (vectorized), rather than
+    # by converting one Python sequence per row.
+    per_token = (
+        pl.DataFrame({"pair": token_pair, "value": token_values})
+        .group_by("pair", maintain_order=True)
+        .agg(pl.col("value").alias("token_logprobs"))
+    )
+    frame = (
+        pl.DataFrame(
+            {"t": text_index, "n": name_index, "logprob": logprob, "split": split},
+            schema={"t": pl.Int64, "n": pl.Int64, "logprob": pl.Float64, "split": pl.Boolean},
+        )
+        .with_row_index("pair")
+        .join(per_token.with_columns(pl.col("pair").cast(pl.UInt32)), on="pair", how="left")
+        .sort("t", "n")
+    )
+    if frame.height != len(codes) * len(names):
+        raise RuntimeError(f"engine returned {frame.height} pairs for {len(codes)} codes")
+    return frame.select(
+        pl.Series("code", codes, dtype=pl.String).gather(frame["t"]),
+        pl.Series("name", names, dtype=pl.String).gather(frame["n"]),
+        "logprob",
+        "token_logprobs",
+        "split",
     )
 
 
 def run_intrinsic(
     config: IntrinsicConfig, store: RunStore, engine: Engine, task: IntrinsicTask
 ) -> int:
-    """Score every chunk that the run directory does not hold yet. Returns chunks scored now."""
+    """Score every chunk that the run directory does not hold yet. Returns chunks scored now.
+
+    Tokenizing the next chunk (Rust, outside the GIL) overlaps with scoring the current one.
+    """
     descriptions = dict(zip(task.ontology.table["code"], task.ontology.table["description"]))
     encoder = BoundaryEncoder(engine.tokenizer)
     chunks = task.chunks(config.chunk_size)
     done = store.finished_chunks(BENCHMARK)
-    scored = 0
-    with Progress("intrinsic codes", len(task.codes), config.display) as progress:
-        for index, codes in enumerate(chunks):
-            if index in done:
-                progress.skip(len(codes))
-                continue
-            frame = score_chunk(
-                engine, encoder, codes, descriptions, task.distinct_names, config.template
-            )
+    pending = [(index, codes) for index, codes in enumerate(chunks) if index not in done]
+
+    def plan(codes: Sequence[str]) -> list[PlannedRequest]:
+        return plan_chunk(encoder, codes, descriptions, task.distinct_names, config.template)
+
+    with (
+        Progress("intrinsic codes", len(task.codes), config.display) as progress,
+        ThreadPoolExecutor(max_workers=1) as pool,
+    ):
+        progress.skip(sum(len(codes) for index, codes in enumerate(chunks) if index in done))
+        upcoming: Future[list[PlannedRequest]] | None = (
+            pool.submit(plan, pending[0][1]) if pending else None
+        )
+        for k, (index, codes) in enumerate(pending):
+            assert upcoming is not None
+            planned = upcoming.result()
+            upcoming = pool.submit(plan, pending[k + 1][1]) if k + 1 < len(pending) else None
+            results = engine.score([p.request for p in planned])
+            frame = records_frame(codes, task.distinct_names, planned, results)
             store.write_chunk(BENCHMARK, index, frame)
-            scored += 1
             progress.advance(len(codes))
     store.annotate(
         BENCHMARK,
@@ -134,10 +166,12 @@ def run_intrinsic(
         distinct_names=list(task.distinct_names),
         boundary_split_pairs_this_session=encoder.mismatched_pairs,
     )
-    return scored
+    return len(pending)
 
 
-def intrinsic_tables(records: pl.DataFrame, task: IntrinsicTask, top_k: int) -> dict[str, pl.DataFrame]:
+def intrinsic_tables(
+    records: pl.DataFrame, task: IntrinsicTask, top_k: int
+) -> dict[str, pl.DataFrame]:
     """The paper's intrinsic tables from stored records.
 
     Returns frames keyed by table:
@@ -168,7 +202,11 @@ def intrinsic_tables(records: pl.DataFrame, task: IntrinsicTask, top_k: int) -> 
             f"The run holds records for {len(scored)} of {len(task.codes)} codes.",
             "rerun the same 'climb-vllm eval intrinsic' command to finish it.",
         )
-    neutral = [c for c in task.codes if c not in task.ontology.female_only and c not in task.ontology.male_only]
+    neutral = [
+        c
+        for c in task.codes
+        if c not in task.ontology.female_only and c not in task.ontology.male_only
+    ]
     table1 = metrics.assoc_mad_by_level(records, slots, levels, neutral)
     by_attribute = []
     for attribute in ("sex", "ethnicity"):
@@ -181,5 +219,7 @@ def intrinsic_tables(records: pl.DataFrame, task: IntrinsicTask, top_k: int) -> 
         "table3": metrics.sex_preference(
             records, slots, sorted(task.ontology.female_only), sorted(task.ontology.male_only)
         ),
-        "table8": metrics.top_k_assoc_mad(records, slots, levels, range(1, min(5, top_k) + 1), neutral),
+        "table8": metrics.top_k_assoc_mad(
+            records, slots, levels, range(1, min(5, top_k) + 1), neutral
+        ),
     }

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,7 +79,9 @@ class _Trie:
                     index[key] = len(tokens)
                     tokens.append(cont[k - 1])
                     depths.append(k)
-                    ancestors.append((ancestors[parent] if parent is not None else ()) + (index[key],))
+                    ancestors.append(
+                        (ancestors[parent] if parent is not None else ()) + (index[key],)
+                    )
                 row_reads.append((1 + index[key], cont[k]))
             reads.append(tuple(row_reads))
         return _Trie(tuple(tokens), tuple(depths), tuple(ancestors), tuple(reads))
@@ -134,6 +135,9 @@ class LocalEngine:
     """
 
     name = "local"
+    # transformers objects; their own annotations are partial, so they are held as Any.
+    model: Any
+    tokenizer: Any
 
     def __init__(
         self,
@@ -149,7 +153,7 @@ class LocalEngine:
         import torch
         import transformers
 
-        transformers.utils.logging.disable_progress_bar()
+        transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         device, dtype = resolve_device(device, dtype)
         if batch_tokens < 64:
             raise UserError(f"--batch-tokens {batch_tokens} is too small.", "use 64 or more.")
@@ -176,7 +180,7 @@ class LocalEngine:
         except Exception as exc:  # transformers raises OSError/ValueError/HF errors here
             raise UserError(
                 f"Cannot load a tokenizer from {tokenizer or model!r} ({type(exc).__name__}).",
-                "give a model folder that contains tokenizer files, or pass --tokenizer PATH_OR_ID.",
+                "give a model folder with tokenizer files, or pass --tokenizer PATH_OR_ID.",
             ) from exc
         try:
             self.model = transformers.AutoModelForCausalLM.from_pretrained(
@@ -191,7 +195,7 @@ class LocalEngine:
                 f"{str(exc).splitlines()[0][:200] if str(exc) else ''}).",
                 "pass a local folder with config.json and weights, or a reachable hub id.",
             ) from exc
-        self.model.to(self.device).eval()
+        self.model = self.model.to(self.device).eval()
         self._fingerprint = _fingerprint(local) if local.is_dir() else None
         self._split_head = self._check_split_head()
 
@@ -214,12 +218,18 @@ class LocalEngine:
                 self._tries[continuations] = trie
         return trie
 
-    def _batches(self, lengths: list[int]) -> Iterator[list[int]]:
-        """Indices sorted by length, cut so that rows x longest row stays within the budget."""
-        order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    def _batches(
+        self, lengths: list[int], keys: Sequence[int] | None = None
+    ) -> Iterator[list[int]]:
+        """Indices sorted by (key, length), cut so that rows x longest row stays in budget.
+
+        A batch never mixes keys (the tree scorer keys requests by their trie).
+        """
+        order = sorted(range(len(lengths)), key=lambda i: (keys[i] if keys else 0, lengths[i]))
         batch: list[int] = []
         for i in order:
-            if batch and (len(batch) + 1) * lengths[i] > self.batch_tokens:
+            new_key = bool(batch) and keys is not None and keys[i] != keys[batch[0]]
+            if batch and (new_key or (len(batch) + 1) * lengths[i] > self.batch_tokens):
                 yield batch
                 batch = []
             batch.append(i)
@@ -227,68 +237,86 @@ class LocalEngine:
             yield batch
 
     def _score_tree(self, requests: Sequence[ScoreRequest]) -> list[ScoreResult]:
-        import torch
-
         tries = [self._trie(r.continuations) for r in requests]
+        trie_ids: dict[int, int] = {}
+        keys = [trie_ids.setdefault(id(t), len(trie_ids)) for t in tries]
         lengths = [len(r.prefix) + len(t.tokens) for r, t in zip(requests, tries)]
         results: list[ScoreResult | None] = [None] * len(requests)
-        for batch in self._batches(lengths):
-            width = max(lengths[i] for i in batch)
-            ids = torch.zeros((len(batch), width), dtype=torch.long)
-            positions = torch.zeros((len(batch), width), dtype=torch.long)
-            allowed = torch.zeros((len(batch), width, width), dtype=torch.bool)
-            causal = torch.ones((width, width), dtype=torch.bool).tril()
-            rows: list[int] = []
-            targets: list[int] = []
-            for b, i in enumerate(batch):
-                prefix, trie = requests[i].prefix, tries[i]
-                p, n = len(prefix), len(trie.tokens)
-                ids[b, :p] = torch.tensor(prefix)
-                positions[b, :p] = torch.arange(p)
-                allowed[b, :p, :p] = causal[:p, :p]
-                if n:
-                    ids[b, p : p + n] = torch.tensor(trie.tokens)
-                    positions[b, p : p + n] = p - 1 + torch.tensor(trie.depths)
-                    allowed[b, p : p + n, :p] = True
-                    for m, chain in enumerate(trie.ancestors):
-                        allowed[b, p + m, [p + a for a in chain]] = True
-                # Padding rows look at position 0 only, so no softmax row is empty.
-                allowed[b, p + n :, 0] = True
-                for reads in trie.reads:
-                    for row, token in reads:
-                        rows.append(b * width + (p - 1 if row == 0 else p + row - 1))
-                        targets.append(token)
-            values = self._forward_select(ids, positions, allowed, rows, targets)
+        for batch in self._batches(lengths, keys):
+            trie = tries[batch[0]]
+            prefixes = [requests[i].prefix for i in batch]
+            sums, values = self._tree_batch(prefixes, trie)
             self.stats.forward_tokens += sum(lengths[i] for i in batch)
-            cursor = 0
-            for i in batch:
-                sums: list[float] = []
-                per_token: list[tuple[float, ...]] = []
-                for reads in tries[i].reads:
-                    chunk = tuple(values[cursor : cursor + len(reads)])
+            for b, i in enumerate(batch):
+                per_token, cursor = [], 0
+                for reads in trie.reads:
+                    per_token.append(tuple(values[b][cursor : cursor + len(reads)]))
                     cursor += len(reads)
-                    per_token.append(chunk)
-                    sums.append(float(sum(chunk)))
-                results[i] = ScoreResult(tuple(sums), tuple(per_token))
+                results[i] = ScoreResult(tuple(sums[b]), tuple(per_token))
         return [r for r in results if r is not None]
 
+    def _tree_batch(
+        self, prefixes: list[tuple[int, ...]], trie: _Trie
+    ) -> tuple[list[list[float]], list[list[float]]]:
+        """Score one batch of prefixes that share a trie; returns (sums, per-read values).
+
+        Rows are left-padded so that every prefix ends at the same column and the trie's nodes
+        occupy the last ``n`` columns of every row; the attention mask is then one static
+        pattern (causal over the prefix, ancestor-or-self among nodes) combined with each
+        row's padding.
+        """
+        import torch
+
+        n = len(trie.tokens)
+        width = max(len(p) for p in prefixes) + n
+        body = width - n  # columns before the nodes
+        starts = torch.tensor([body - len(p) for p in prefixes])
+        ids = torch.tensor([[0] * (body - len(p)) + list(p) + list(trie.tokens) for p in prefixes])
+        pattern, read_rows, read_tokens, to_continuation = self._tree_pattern(trie, width)
+        column = torch.arange(width)
+        valid = column[None, :] >= starts[:, None]  # (B, W): not padding
+        allowed = (pattern[None] & valid[:, None, :]) | torch.eye(width, dtype=torch.bool)[None]
+        positions = (column[None, :] - starts[:, None]).clamp(min=0)
+        if n:
+            depths = torch.tensor(trie.depths)
+            positions[:, body:] = (body - starts - 1)[:, None] + depths[None, :]
+        batch = len(prefixes)
+        rows = (torch.arange(batch)[:, None] * width + body - 1 + read_rows[None, :]).reshape(-1)
+        targets = read_tokens.repeat(batch)
+        values = self._forward_select(ids, positions, allowed, rows, targets).reshape(batch, -1)
+        sums = values @ to_continuation
+        return sums.tolist(), values.tolist()
+
+    def _tree_pattern(self, trie: _Trie, width: int) -> tuple[Any, Any, Any, Any]:
+        """Static mask pattern and read layout of a trie placed at the end of ``width`` columns."""
+        import torch
+
+        n = len(trie.tokens)
+        body = width - n
+        pattern = torch.ones((width, width), dtype=torch.bool).tril()
+        if n:
+            pattern[body:, body:] = False
+            for m, chain in enumerate(trie.ancestors):
+                pattern[body + m, [body + a for a in chain]] = True
+        flat = [(row, token, c) for c, reads in enumerate(trie.reads) for row, token in reads]
+        read_rows = torch.tensor([row for row, _, _ in flat])
+        read_tokens = torch.tensor([token for _, token, _ in flat])
+        to_continuation = torch.zeros((len(flat), len(trie.reads)), dtype=torch.float64)
+        to_continuation[torch.arange(len(flat)), torch.tensor([c for _, _, c in flat])] = 1.0
+        return pattern, read_rows, read_tokens, to_continuation
+
     def _forward_select(
-        self,
-        ids: Any,
-        positions: Any,
-        allowed: Any,
-        rows: list[int],
-        targets: list[int],
-    ) -> list[float]:
-        """Run one tree-masked batch; return log p(target) at each flat (batch*width) row."""
+        self, ids: Any, positions: Any, allowed: Any, rows: Any, targets: Any
+    ) -> Any:
+        """Run one tree-masked batch; return float64 log p(target) at each flat row (CPU)."""
         import torch
 
         batch, width = ids.shape
         dtype = self.model.dtype
         mask = torch.zeros((batch, 1, width, width), dtype=dtype)
         mask.masked_fill_(~allowed[:, None], torch.finfo(dtype).min)
-        row_index = torch.tensor(rows, device=self.device)
-        target_index = torch.tensor(targets, device=self.device)
+        row_index = rows.to(self.device)
+        target_index = targets.to(self.device)
         with torch.inference_mode():
             inputs = {
                 "input_ids": ids.to(self.device),
@@ -297,7 +325,7 @@ class LocalEngine:
             }
             if self._split_head:
                 hidden = self.model.get_decoder()(**inputs).last_hidden_state
-                unique_rows = row_index.unique()
+                unique_rows = torch.unique(row_index)
                 picked = hidden.reshape(batch * width, -1).index_select(0, unique_rows)
                 logits = self._head(picked)
                 where = torch.searchsorted(unique_rows, row_index)
@@ -311,8 +339,7 @@ class LocalEngine:
                 self.stats.head_rows += batch * width
         self.stats.padded_tokens += batch * width
         self.stats.batches += 1
-        result: list[float] = values.cpu().tolist()
-        return result
+        return values.to(device="cpu", dtype=torch.float64)
 
     def _head(self, hidden: Any) -> Any:
         logits = self.model.get_output_embeddings()(hidden)

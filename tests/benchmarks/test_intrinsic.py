@@ -17,11 +17,24 @@ from climb_vllm.cli import main
 
 
 def _eval_args(model: Path, out: Path, *extra: str) -> list[str]:
-    return ["eval", "intrinsic", "--model", str(model), "--device", "cpu", "--out", str(out),
-            "--display", "none", *extra]
+    return [
+        "eval",
+        "intrinsic",
+        "--model",
+        str(model),
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+        "--display",
+        "none",
+        *extra,
+    ]
 
 
-def test_end_to_end_records_and_tables(tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_end_to_end_records_and_tables(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "run"
     assert main(_eval_args(tiny_model, out, "--limit", "60", "--chunk-size", "16")) == 0
     records = pl.read_parquet(sorted((out / "records" / "intrinsic").glob("*.parquet")))
@@ -33,7 +46,15 @@ def test_end_to_end_records_and_tables(tiny_model: Path, tmp_path: Path, capsys:
     assert ((summed - records["logprob"]).abs() < 1e-9).all()
     manifest = json.loads((out / "manifest.json").read_text())
     section = manifest["benchmarks"]["intrinsic"]
-    for key in ("config", "config_hash", "engine", "datasets", "packages", "git_commit", "prompt_template"):
+    for key in (
+        "config",
+        "config_hash",
+        "engine",
+        "datasets",
+        "packages",
+        "git_commit",
+        "prompt_template",
+    ):
         assert key in section
     assert section["datasets"]["icd10cm"]["release"] == "2021"
     assert section["engine"]["device"] == "cpu"
@@ -49,7 +70,9 @@ def test_end_to_end_records_and_tables(tiny_model: Path, tmp_path: Path, capsys:
     assert "no metric changed" in capsys.readouterr().out
 
 
-def test_changed_config_is_refused(tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_changed_config_is_refused(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "run"
     assert main(_eval_args(tiny_model, out, "--limit", "30")) == 0
     capsys.readouterr()

@@ -32,7 +32,9 @@ def test_engine_satisfies_the_protocol(engine: Any) -> None:
     assert isinstance(engine, Engine)
 
 
-def test_prefix_shared_equals_naive_within_1e4(engine: Any, tiny_model: Path, sample_requests: list[ScoreRequest]) -> None:
+def test_prefix_shared_equals_naive_within_1e4(
+    engine: Any, tiny_model: Path, sample_requests: list[ScoreRequest]
+) -> None:
     naive = LocalEngine(str(tiny_model), device="cpu", prefix_sharing=False)
     shared = engine.score(sample_requests)
     reference = naive.score(sample_requests)
@@ -58,7 +60,9 @@ def test_one_pair_against_a_plain_forward(engine: Any, sample_requests: list[Sco
     assert got == pytest.approx(expected, abs=1e-4)
 
 
-def test_results_do_not_depend_on_batching(tiny_model: Path, engine: Any, sample_requests: list[ScoreRequest]) -> None:
+def test_results_do_not_depend_on_batching(
+    tiny_model: Path, engine: Any, sample_requests: list[ScoreRequest]
+) -> None:
     small = LocalEngine(str(tiny_model), device="cpu", batch_tokens=128)
     a = engine.score(sample_requests)
     b = small.score(sample_requests)
@@ -67,7 +71,9 @@ def test_results_do_not_depend_on_batching(tiny_model: Path, engine: Any, sample
         assert x.logprobs == pytest.approx(y.logprobs, abs=1e-4)
 
 
-def test_prefix_sharing_computes_far_fewer_tokens(tiny_model: Path, sample_requests: list[ScoreRequest]) -> None:
+def test_prefix_sharing_computes_far_fewer_tokens(
+    tiny_model: Path, sample_requests: list[ScoreRequest]
+) -> None:
     shared = LocalEngine(str(tiny_model), device="cpu")
     naive = LocalEngine(str(tiny_model), device="cpu", prefix_sharing=False)
     shared.score(sample_requests)
@@ -98,7 +104,9 @@ def test_generate_is_seeded_and_bounded(engine: Any) -> None:
     assert first == again
     assert len(first.texts) == 3 and all(n <= 12 for n in first.completion_tokens)
     assert set(first.finish_reasons) <= {"stop", "length"}
-    other = engine.generate([GenerateRequest(messages=chat, n=3, seed=8, temperature=0.8, max_tokens=12)])[0]
+    other = engine.generate(
+        [GenerateRequest(messages=chat, n=3, seed=8, temperature=0.8, max_tokens=12)]
+    )[0]
     assert other.texts != first.texts
     rendered = engine.render(request)
     assert first.prompt_tokens == len(rendered)
@@ -108,7 +116,9 @@ def test_generate_is_seeded_and_bounded(engine: Any) -> None:
 
 def test_greedy_generation_is_deterministic(engine: Any) -> None:
     request = GenerateRequest(prompt="Cholera is related to", temperature=0.0, max_tokens=8, seed=1)
-    other_seed = GenerateRequest(prompt="Cholera is related to", temperature=0.0, max_tokens=8, seed=2)
+    other_seed = GenerateRequest(
+        prompt="Cholera is related to", temperature=0.0, max_tokens=8, seed=2
+    )
     assert engine.generate([request]) == engine.generate([other_seed])
 
 

@@ -1,0 +1,127 @@
+"""``climb-vllm bench``: speed and work measured as ratios against a baseline in the same run.
+
+P1  forward tokens per (code, name) pair: prefix-shared scoring vs naive full sequences, on the
+    same requests from the same tokenizer, with the largest log-prob difference between them.
+P2  wall time of the same two scorers on the same model and requests (after one warm-up each).
+Memory (``--full-run``): a full-release intrinsic run in a child process; its peak resident set
+    size is read from the kernel's accounting of finished children.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from climb_vllm.boundary import BoundaryEncoder
+from climb_vllm.engines.base import ScoreRequest, ScoreResult
+from climb_vllm.engines.local import LocalEngine
+
+
+def _requests(engine: LocalEngine, codes: int, top_k: int) -> tuple[list[ScoreRequest], int]:
+    from climb_vllm.names import load_names
+    from climb_vllm.ontology import load_ontology
+
+    ontology = load_ontology()
+    chosen = ontology.stratified_subset(codes, seed=0)
+    described = dict(zip(ontology.table["code"], ontology.table["description"]))
+    texts = [f"{described[c]} is related to the name:" for c in chosen]
+    names = load_names().distinct(top_k)
+    planned = BoundaryEncoder(engine.tokenizer).plan(texts, names)
+    return [p.request for p in planned], len(texts) * len(names)
+
+
+def _timed(engine: LocalEngine, requests: list[ScoreRequest]) -> tuple[float, list[ScoreResult]]:
+    engine.score(requests[:8])  # warm-up: first-call allocations and kernel selection
+    engine.stats.forward_tokens = engine.stats.padded_tokens = engine.stats.head_rows = 0
+    engine.stats.batches = 0
+    start = time.perf_counter()
+    results = engine.score(requests)
+    return time.perf_counter() - start, results
+
+
+def _full_run(model: Path, device: str, dtype: str, batch_tokens: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [
+            sys.executable, "-m", "climb_vllm.cli", "eval", "intrinsic", "--model", str(model),
+            "--device", device, "--dtype", dtype, "--batch-tokens", str(batch_tokens),
+            "--out", str(Path(tmp) / "run"), "--display", "plain",
+        ]  # fmt: skip
+        start = time.perf_counter()
+        completed = subprocess.run(command, capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+        if completed.returncode != 0:
+            raise RuntimeError(f"full run failed:\n{completed.stderr[-2000:]}")
+    # ru_maxrss of finished children is in KiB on Linux: the largest child so far.
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return {"seconds": seconds, "peak_rss_gib": peak_kib / 2**20}
+
+
+def run_bench(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the benchmarks; print a table and optionally write JSON. Returns the results."""
+    model = args.model
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    if model is None:
+        from climb_vllm.demo_model import build_demo_model
+
+        tmp = tempfile.TemporaryDirectory()
+        model = build_demo_model(Path(tmp.name) / "tiny")
+    shared = LocalEngine(
+        str(model), device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens
+    )
+    naive = LocalEngine(
+        str(model),
+        device=args.device,
+        dtype=args.dtype,
+        batch_tokens=args.batch_tokens,
+        prefix_sharing=False,
+    )
+    start = time.perf_counter()
+    requests, pairs = _requests(shared, args.codes, 5)
+    encode_seconds = time.perf_counter() - start
+    naive_seconds, naive_results = _timed(naive, requests)
+    shared_seconds, shared_results = _timed(shared, requests)
+    worst = max(
+        abs(a - b)
+        for x, y in zip(shared_results, naive_results)
+        for a, b in zip(x.logprobs, y.logprobs)
+    )
+    facts = shared.describe()
+    results: dict[str, Any] = {
+        "model": str(args.model or "tiny demo model (built now)"),
+        "parameters": facts["parameters"],
+        "device": facts["device"],
+        "dtype": facts["dtype"],
+        "codes": args.codes,
+        "pairs": pairs,
+        "encode_seconds": encode_seconds,
+        "P1_naive_tokens_per_pair": naive.stats.forward_tokens / pairs,
+        "P1_shared_tokens_per_pair": shared.stats.forward_tokens / pairs,
+        "P1_ratio": naive.stats.forward_tokens / shared.stats.forward_tokens,
+        "P1_naive_head_rows": naive.stats.head_rows,
+        "P1_shared_head_rows": shared.stats.head_rows,
+        "P1_max_abs_logprob_diff": worst,
+        "P2_naive_seconds": naive_seconds,
+        "P2_shared_seconds": shared_seconds,
+        "P2_ratio": naive_seconds / shared_seconds,
+        "P2_shared_codes_per_second": args.codes / shared_seconds,
+    }
+    if args.full_run:
+        full = _full_run(Path(model), facts["device"], facts["dtype"], args.batch_tokens)
+        results["full_run_seconds"] = full["seconds"]
+        results["full_run_peak_rss_gib"] = full["peak_rss_gib"]
+    width = max(len(k) for k in results)
+    for key, value in results.items():
+        shown = f"{value:,.6g}" if isinstance(value, float) else str(value)
+        print(f"{key.ljust(width)}  {shown}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    if tmp is not None:
+        tmp.cleanup()
+    return results
