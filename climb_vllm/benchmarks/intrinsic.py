@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from climb_vllm.boundary import BoundaryEncoder, PlannedRequest
 from climb_vllm.config import IntrinsicConfig
