@@ -45,6 +45,7 @@ def build_demo_model(
         seed: seed for the weights.
     """
     import torch
+    import transformers
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
@@ -114,6 +115,7 @@ def build_demo_model(
         initializer_range=0.2,
         tie_word_embeddings=False,
     )
+    transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
     model.generation_config.bos_token_id = bos

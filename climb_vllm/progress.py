@@ -62,6 +62,8 @@ class Progress:
 
     def skip(self, n: int) -> None:
         """Count ``n`` units finished by an earlier run."""
+        if n == 0:
+            return
         self._skipped += n
         self.advance(n)
 
@@ -75,9 +77,9 @@ class Progress:
             now = time.monotonic()
             if now - self._last >= self.interval or self.done >= self.total:
                 self._last = now
-                left = (self.total - self.done) / rate if rate > 0 else float("nan")
+                left = f"{(self.total - self.done) / rate:,.0f} s" if rate > 0 else "unknown"
                 print(
-                    f"{self.label}: {self.done}/{self.total} ({rate:,.1f}/s, ETA {left:,.0f} s)",
+                    f"{self.label}: {self.done}/{self.total} ({rate:,.1f}/s, ETA {left})",
                     file=sys.stderr,
                     flush=True,
                 )

@@ -175,6 +175,9 @@ class RunStore:
         import polars as pl
 
         done: set[int] = set()
+        # A run killed mid-write leaves only a hidden temporary file; it is never a record.
+        for stale in self.chunk_dir(benchmark).glob(".chunk-*.tmp"):
+            stale.unlink(missing_ok=True)
         for path in sorted(self.chunk_dir(benchmark).glob("chunk-*.parquet")):
             try:
                 pl.read_parquet_schema(path)

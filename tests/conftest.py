@@ -20,3 +20,9 @@ def engine(tiny_model: Path):  # type: ignore[no-untyped-def]
     from climb_vllm.engines.local import LocalEngine
 
     return LocalEngine(str(tiny_model), device="cpu")
+
+
+def intrinsic_command(model: str | Path, out: Path, *extra: str) -> list[str]:
+    """CLI arguments of a quiet CPU intrinsic run of ``model`` into ``out``."""
+    return ["eval", "intrinsic", "--model", str(model), "--device", "cpu", "--out", str(out),
+            "--display", "none", *extra]  # fmt: skip

@@ -8,28 +8,13 @@ from pathlib import Path
 import pytest
 
 from climb_vllm.cli import main
+from tests.conftest import intrinsic_command
 
 
 def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     code = main(args)
     err = capsys.readouterr().err.strip()
     return code, err
-
-
-def _intrinsic(model: str, out: Path, *extra: str) -> list[str]:
-    return [
-        "eval",
-        "intrinsic",
-        "--model",
-        model,
-        "--device",
-        "cpu",
-        "--out",
-        str(out),
-        "--display",
-        "none",
-        *extra,
-    ]
 
 
 @pytest.mark.parametrize(
@@ -50,14 +35,15 @@ def test_bad_options(
     extra: list[str],
     needle: str,
 ) -> None:
-    code, err = _run(_intrinsic(str(tiny_model), tmp_path / "run", *extra), capsys)
+    code, err = _run(intrinsic_command(str(tiny_model), tmp_path / "run", *extra), capsys)
     assert code == 2
     assert err.startswith("error:") and "Fix:" in err and needle in err and "\n" not in err
 
 
 def test_unknown_model_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, err = _run(
-        _intrinsic(str(tmp_path / "missing-model"), tmp_path / "run", "--limit", "30"), capsys
+        intrinsic_command(str(tmp_path / "missing-model"), tmp_path / "run", "--limit", "30"),
+        capsys,
     )
     assert code == 2 and "demo-model" in err and "\n" not in err
 
@@ -69,7 +55,7 @@ def test_model_without_tokenizer(
     bare.mkdir()
     for name in ("config.json", "model.safetensors"):
         shutil.copy(tiny_model / name, bare / name)
-    code, err = _run(_intrinsic(str(bare), tmp_path / "run", "--limit", "30"), capsys)
+    code, err = _run(intrinsic_command(str(bare), tmp_path / "run", "--limit", "30"), capsys)
     assert code == 2 and "--tokenizer" in err
 
 
@@ -78,7 +64,7 @@ def test_unwritable_output(
 ) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
-    code, err = _run(_intrinsic(str(tiny_model), blocker / "run", "--limit", "30"), capsys)
+    code, err = _run(intrinsic_command(str(tiny_model), blocker / "run", "--limit", "30"), capsys)
     assert code == 2 and "--out" in err
 
 
@@ -86,7 +72,7 @@ def test_corrupt_chunk_stops_without_losing_others(
     tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "run"
-    args = _intrinsic(str(tiny_model), out, "--limit", "40", "--chunk-size", "10")
+    args = intrinsic_command(str(tiny_model), out, "--limit", "40", "--chunk-size", "10")
     assert main(args) == 0
     chunk = out / "records" / "intrinsic" / "chunk-00002.parquet"
     chunk.write_bytes(chunk.read_bytes()[:50])

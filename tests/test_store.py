@@ -28,6 +28,15 @@ def test_chunks_are_written_whole_and_listed(tmp_path: Path) -> None:
     assert not [p for p in store.chunk_dir("intrinsic").iterdir() if p.name.startswith(".")]
 
 
+def test_half_written_chunk_is_discarded_on_resume(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    store.write_chunk("intrinsic", 0, pl.DataFrame({"x": [1]}))
+    leftover = store.chunk_dir("intrinsic") / ".chunk-00001.parquet.4242.tmp"
+    leftover.write_bytes(b"PAR1 half")
+    assert store.finished_chunks("intrinsic") == {0}
+    assert not leftover.exists()
+
+
 def test_corrupt_chunk_names_the_file_and_the_fix(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     store.write_chunk("intrinsic", 0, pl.DataFrame({"x": [1]}))

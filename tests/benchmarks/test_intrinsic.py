@@ -14,29 +14,14 @@ import polars as pl
 import pytest
 
 from climb_vllm.cli import main
-
-
-def _eval_args(model: Path, out: Path, *extra: str) -> list[str]:
-    return [
-        "eval",
-        "intrinsic",
-        "--model",
-        str(model),
-        "--device",
-        "cpu",
-        "--out",
-        str(out),
-        "--display",
-        "none",
-        *extra,
-    ]
+from tests.conftest import intrinsic_command
 
 
 def test_end_to_end_records_and_tables(
     tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "run"
-    assert main(_eval_args(tiny_model, out, "--limit", "60", "--chunk-size", "16")) == 0
+    assert main(intrinsic_command(tiny_model, out, "--limit", "60", "--chunk-size", "16")) == 0
     records = pl.read_parquet(sorted((out / "records" / "intrinsic").glob("*.parquet")))
     assert records.height == 60 * 30
     assert records.select("code", "name").is_duplicated().sum() == 0
@@ -74,9 +59,9 @@ def test_changed_config_is_refused(
     tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "run"
-    assert main(_eval_args(tiny_model, out, "--limit", "30")) == 0
+    assert main(intrinsic_command(tiny_model, out, "--limit", "30")) == 0
     capsys.readouterr()
-    assert main(_eval_args(tiny_model, out, "--limit", "30", "--top-k", "3")) == 2
+    assert main(intrinsic_command(tiny_model, out, "--limit", "30", "--top-k", "3")) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "changed: top_k" in err and "Fix:" in err
 
@@ -84,10 +69,15 @@ def test_changed_config_is_refused(
 def test_killed_run_resumes_to_identical_tables(tiny_model: Path, tmp_path: Path) -> None:
     args = ["--limit", "1200", "--chunk-size", "20", "--batch-tokens", "512"]
     reference = tmp_path / "reference"
-    assert main(_eval_args(tiny_model, reference, *args)) == 0
+    assert main(intrinsic_command(tiny_model, reference, *args)) == 0
 
     resumed = tmp_path / "resumed"
-    command = [sys.executable, "-m", "climb_vllm.cli", *_eval_args(tiny_model, resumed, *args)]
+    command = [
+        sys.executable,
+        "-m",
+        "climb_vllm.cli",
+        *intrinsic_command(tiny_model, resumed, *args),
+    ]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     chunks = resumed / "records" / "intrinsic"
     deadline = time.monotonic() + 120
