@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,53 +37,11 @@ from climb_vllm.engines.base import (
     ScoreRequest,
     ScoreResult,
 )
+from climb_vllm.engines.trie import Trie
 from climb_vllm.errors import UserError
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 DEVICES = ("auto", "cpu", "cuda")
-
-
-@dataclass(frozen=True)
-class _Trie:
-    """The layout of a request's continuations after its prefix.
-
-    Attributes:
-        tokens: token fed at each internal node, in node order.
-        depths: 1-based depth of each node (its offset after the prefix).
-        ancestors: ``ancestors[m]`` lists node m and its ancestor nodes.
-        reads: per continuation, per token: (read row, token id); row 0 is the last prefix
-            position, row 1 + m is node m.
-    """
-
-    tokens: tuple[int, ...]
-    depths: tuple[int, ...]
-    ancestors: tuple[tuple[int, ...], ...]
-    reads: tuple[tuple[tuple[int, int], ...], ...]
-
-    @staticmethod
-    def build(continuations: tuple[tuple[int, ...], ...]) -> _Trie:
-        index: dict[tuple[int, ...], int] = {}
-        tokens: list[int] = []
-        depths: list[int] = []
-        ancestors: list[tuple[int, ...]] = []
-        reads: list[tuple[tuple[int, int], ...]] = []
-        for cont in continuations:
-            if not cont:
-                raise ValueError("empty continuation: every name must have at least one token")
-            row_reads: list[tuple[int, int]] = [(0, cont[0])]
-            for k in range(1, len(cont)):
-                key = cont[:k]
-                if key not in index:
-                    parent = index.get(cont[: k - 1])
-                    index[key] = len(tokens)
-                    tokens.append(cont[k - 1])
-                    depths.append(k)
-                    ancestors.append(
-                        (ancestors[parent] if parent is not None else ()) + (index[key],)
-                    )
-                row_reads.append((1 + index[key], cont[k]))
-            reads.append(tuple(row_reads))
-        return _Trie(tuple(tokens), tuple(depths), tuple(ancestors), tuple(reads))
 
 
 def _fingerprint(path: Path) -> str:
@@ -164,7 +121,7 @@ class LocalEngine:
         self.batch_tokens = batch_tokens
         self.prefix_sharing = prefix_sharing
         self.stats = EngineStats()
-        self._tries: dict[tuple[tuple[int, ...], ...], _Trie] = {}
+        self._tries: dict[tuple[tuple[int, ...], ...], Trie] = {}
         local = Path(model).expanduser()
         looks_like_path = model.startswith((".", "/", "~")) or model.count("/") > 1
         if looks_like_path and not local.exists():
@@ -210,10 +167,10 @@ class LocalEngine:
             return self._score_tree(requests)
         return self._score_full(requests)
 
-    def _trie(self, continuations: tuple[tuple[int, ...], ...]) -> _Trie:
+    def _trie(self, continuations: tuple[tuple[int, ...], ...]) -> Trie:
         trie = self._tries.get(continuations)
         if trie is None:
-            trie = _Trie.build(continuations)
+            trie = Trie.build(continuations)
             if len(self._tries) < 4096:
                 self._tries[continuations] = trie
         return trie
@@ -256,7 +213,7 @@ class LocalEngine:
         return [r for r in results if r is not None]
 
     def _tree_batch(
-        self, prefixes: list[tuple[int, ...]], trie: _Trie
+        self, prefixes: list[tuple[int, ...]], trie: Trie
     ) -> tuple[list[list[float]], list[list[float]]]:
         """Score one batch of prefixes that share a trie; returns (sums, per-read values).
 
@@ -287,7 +244,7 @@ class LocalEngine:
         sums = values @ to_continuation
         return sums.tolist(), values.tolist()
 
-    def _tree_pattern(self, trie: _Trie, width: int) -> tuple[Any, Any, Any, Any]:
+    def _tree_pattern(self, trie: Trie, width: int) -> tuple[Any, Any, Any, Any]:
         """Static mask pattern and read layout of a trie placed at the end of ``width`` columns."""
         import torch
 

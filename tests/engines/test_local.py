@@ -11,7 +11,8 @@ import torch
 
 from climb_vllm.boundary import BoundaryEncoder
 from climb_vllm.engines.base import Engine, GenerateRequest, ScoreRequest
-from climb_vllm.engines.local import LocalEngine, _Trie
+from climb_vllm.engines.local import LocalEngine
+from climb_vllm.engines.trie import Trie
 from climb_vllm.errors import UserError
 from climb_vllm.names import load_names
 from climb_vllm.ontology import load_ontology
@@ -83,7 +84,7 @@ def test_prefix_sharing_computes_far_fewer_tokens(
 
 
 def test_trie_shares_first_tokens() -> None:
-    trie = _Trie.build(((5,), (5, 6), (5, 6, 7), (8, 9)))
+    trie = Trie.build(((5,), (5, 6), (5, 6, 7), (8, 9)))
     # internal nodes: (5,), (5, 6), (8,)
     assert trie.tokens == (5, 6, 8)
     assert trie.depths == (1, 2, 1)

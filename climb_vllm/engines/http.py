@@ -1,0 +1,350 @@
+"""The HTTP engine: vLLM or any OpenAI-compatible server, one or more endpoints.
+
+Token-boundary contract: as for every engine (:mod:`climb_vllm.engines.base`). Prompts are sent
+as token ids, tokenized here with the model's tokenizer (loaded locally, or through the
+server's ``/tokenize`` when only the served name is known), so the server adds no BOS of its own.
+
+Each endpoint is probed once (``/version``, ``/v1/models``, a tiny scoring request) and gets the
+best strategy it supports (:mod:`climb_vllm.engines.strategies`): ``trie`` on vLLM with
+``logprob_token_ids``, ``prompt_logprobs`` on older vLLM, ``echo`` on other servers once a probe
+shows that their echo really returns prompt log-probs. Every prompt of one request (one
+diagnosis) goes to the same endpoint, so its prefix is cached where it is reused; requests are
+spread over endpoints by index, and a dead endpoint's work moves to the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from climb_vllm.engines.base import (
+    EngineStats,
+    GenerateRequest,
+    Generation,
+    ScoreRequest,
+    ScoreResult,
+)
+from climb_vllm.engines.strategies import (
+    STRATEGIES,
+    Job,
+    ResponseError,
+    parse,
+    sequence_jobs,
+    trie_jobs,
+)
+from climb_vllm.engines.transport import Transport
+from climb_vllm.engines.trie import Trie
+from climb_vllm.errors import UserError
+
+
+@dataclass(frozen=True)
+class Capability:
+    """What the probe found at one endpoint."""
+
+    url: str
+    server: str  # "vllm" or "openai-compatible"
+    version: str | None
+    strategy: str
+
+
+class ServerTokenizer:
+    """A tokenizer that asks the server (vLLM's ``/tokenize``); slower than a local one.
+
+    Args:
+        transport: the engine's transport (its first endpoint is asked).
+        model: the served model name.
+    """
+
+    def __init__(self, transport: Transport, model: str) -> None:
+        self.transport = transport
+        self.model = model
+        self.bos_token_id = None
+
+    def __call__(self, texts: Any, add_special_tokens: bool = True) -> dict[str, Any]:
+        import httpx
+
+        batch = [texts] if isinstance(texts, str) else list(texts)
+        ids = []
+        with httpx.Client(timeout=60.0) as client:
+            for text in batch:
+                response = client.post(
+                    self.transport.urls[0] + "/tokenize",
+                    json={
+                        "model": self.model,
+                        "prompt": text,
+                        "add_special_tokens": add_special_tokens,
+                    },
+                )
+                if response.status_code != 200:
+                    raise UserError(
+                        f"{self.transport.urls[0]}/tokenize answered HTTP {response.status_code}.",
+                        "pass --tokenizer with the model's tokenizer folder or hub id.",
+                    )
+                ids.append(response.json()["tokens"])
+        return {"input_ids": ids[0] if isinstance(texts, str) else ids}
+
+
+class HttpEngine:
+    """Score and generate through OpenAI-compatible endpoints.
+
+    Args:
+        endpoints: base URLs, e.g. ``http://127.0.0.1:8000``.
+        served_model: the model name the servers serve; with one endpoint serving one model it
+            may be omitted and is read from ``/v1/models``.
+        tokenizer: local tokenizer folder or hub id; None asks the server's ``/tokenize``.
+        strategy: "auto" (probe) or one of ``trie``, ``prompt_logprobs``, ``echo``.
+        concurrency: HTTP requests in flight at once.
+        rate: the most requests per second (None = unlimited).
+        prompts_per_request: prompts batched into one completions request (vLLM allows 1024).
+        retries: retries of a failed request before the run stops.
+        timeout: seconds for one request.
+    """
+
+    name = "http"
+
+    def __init__(
+        self,
+        endpoints: Sequence[str],
+        *,
+        served_model: str | None = None,
+        tokenizer: str | None = None,
+        strategy: str = "auto",
+        concurrency: int = 64,
+        rate: int | None = None,
+        prompts_per_request: int = 256,
+        retries: int = 6,
+        timeout: float = 600.0,
+    ) -> None:
+        if not endpoints:
+            raise UserError("No endpoint given.", "pass --endpoint http://HOST:PORT.")
+        if strategy != "auto" and strategy not in STRATEGIES:
+            raise UserError(
+                f"Unknown strategy {strategy!r}.", f"use auto or one of {', '.join(STRATEGIES)}."
+            )
+        self.transport = Transport(
+            endpoints, concurrency=concurrency, rate=rate, retries=retries, timeout=timeout
+        )
+        self.prompts_per_request = min(prompts_per_request, 1024)
+        self.stats = EngineStats()
+        self.served_model = served_model or self._only_model()
+        self._check_model()
+        if tokenizer:
+            import transformers
+
+            try:
+                self.tokenizer: Any = transformers.AutoTokenizer.from_pretrained(tokenizer)
+            except Exception as exc:
+                raise UserError(
+                    f"Cannot load tokenizer {tokenizer!r} ({type(exc).__name__}).",
+                    "pass --tokenizer with the served model's tokenizer folder or hub id.",
+                ) from exc
+        else:
+            self.tokenizer = ServerTokenizer(self.transport, self.served_model)
+        self.capabilities = [self._probe(i, strategy) for i in range(len(self.transport.urls))]
+
+    # -- probing ---------------------------------------------------------------------------
+
+    def _models(self, endpoint: int) -> list[str]:
+        status, text = self.transport.get(endpoint, "/v1/models")
+        if status != 200:
+            raise UserError(
+                f"{self.transport.urls[endpoint]}/v1/models answered HTTP {status}.",
+                "check that --endpoint points at an OpenAI-compatible server (and the API key "
+                "in CLIMB_API_KEY).",
+            )
+        return [m["id"] for m in json.loads(text).get("data", [])]
+
+    def _only_model(self) -> str:
+        models = self._models(0)
+        if len(models) != 1:
+            raise UserError(
+                f"{self.transport.urls[0]} serves {len(models)} models {models}.",
+                "pass --served-model NAME.",
+            )
+        return models[0]
+
+    def _check_model(self) -> None:
+        for endpoint in range(len(self.transport.urls)):
+            models = self._models(endpoint)
+            if self.served_model not in models:
+                raise UserError(
+                    f"{self.transport.urls[endpoint]} does not serve {self.served_model!r} "
+                    f"(it serves {models}).",
+                    "pass --served-model with one of those names.",
+                )
+
+    def _probe(self, endpoint: int, strategy: str) -> Capability:
+        status, text = self.transport.get(endpoint, "/version")
+        version = json.loads(text).get("version") if status == 200 else None
+        server = "vllm" if version else "openai-compatible"
+        url = self.transport.urls[endpoint]
+        probe = ScoreRequest((1, 2, 3), ((4,), (5, 6)))
+        candidates = [strategy] if strategy != "auto" else (
+            ["trie", "prompt_logprobs", "echo"] if server == "vllm" else ["echo"]
+        )  # fmt: skip
+        for candidate in candidates:
+            try:
+                self._score_on([probe], [0] * 1, candidate, probe_endpoint=endpoint)
+            except (UserError, ResponseError, RuntimeError, ValueError):
+                continue
+            return Capability(url, server, version, candidate)
+        raise UserError(
+            f"{url} returns no usable log-probs (tried {', '.join(candidates)}).",
+            "serve the model with vLLM (make serve MODEL=...), or use a server whose "
+            "completions endpoint honours echo with logprobs.",
+        )
+
+    # -- scoring ---------------------------------------------------------------------------
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ScoreResult]:
+        """Log-probabilities of every continuation (request order)."""
+        for request in requests:
+            if not request.prefix:
+                raise ValueError("a score request needs a non-empty prefix")
+        by_strategy: dict[str, list[int]] = {}
+        endpoints = [i % len(self.capabilities) for i in range(len(requests))]
+        for i, endpoint in enumerate(endpoints):
+            by_strategy.setdefault(self.capabilities[endpoint].strategy, []).append(i)
+        results: list[ScoreResult | None] = [None] * len(requests)
+        for strategy, indices in by_strategy.items():
+            for i, result in zip(
+                indices, self._score_on(requests, endpoints, strategy, indices=indices)
+            ):
+                results[i] = result
+        return [r for r in results if r is not None]
+
+    def _score_on(
+        self,
+        requests: Sequence[ScoreRequest],
+        endpoints: Sequence[int],
+        strategy: str,
+        *,
+        indices: Sequence[int] | None = None,
+        probe_endpoint: int | None = None,
+    ) -> list[ScoreResult]:
+        """Score ``requests[indices]`` with one strategy; each request on its endpoint."""
+        indices = list(range(len(requests))) if indices is None else list(indices)
+        tries = [Trie.build(r.continuations) for r in requests]
+        per_endpoint: dict[int, list[int]] = {}
+        for i in indices:
+            target = probe_endpoint if probe_endpoint is not None else endpoints[i]
+            per_endpoint.setdefault(target, []).append(i)
+        jobs: list[Job] = []
+        routes: list[tuple[int, str, dict[str, Any]]] = []
+        for endpoint, members in per_endpoint.items():
+            if strategy == "trie":
+                built = trie_jobs(requests, tries, members, self.prompts_per_request)
+            else:
+                built = sequence_jobs(requests, members, self.prompts_per_request, strategy)
+            for job in built:
+                jobs.append(job)
+                routes.append(
+                    (endpoint, "/v1/completions", {"model": self.served_model, **job.payload})
+                )
+        answers: dict[tuple[int, int], tuple[float, ...]] = {}
+
+        def check(index: int, body: Any) -> Any:
+            return parse(jobs[index], body, strategy)
+
+        def keep(index: int, parsed: Any) -> None:
+            for key, values in parsed:
+                answers[key] = values
+
+        if probe_endpoint is not None:
+            self.transport.retries, saved = 0, self.transport.retries
+            try:
+                asyncio.run(self.transport.run(routes, check, keep))
+            finally:
+                self.transport.retries = saved
+        else:
+            asyncio.run(self.transport.run(routes, check, keep))
+        self.stats.forward_tokens += sum(len(p) for _, _, r in routes for p in r["prompt"])
+        self.stats.batches += len(routes)
+        out = []
+        for i in indices:
+            sums: list[float] = []
+            per_token: list[tuple[float, ...]] = []
+            for j, cont in enumerate(requests[i].continuations):
+                if strategy == "trie":
+                    children = tries[i].children()
+                    values = tuple(
+                        answers[(i, row)][children[row].index(token)]
+                        for row, token in tries[i].reads[j]
+                    )
+                else:
+                    values = answers[(i, j)]
+                per_token.append(values)
+                sums.append(float(sum(values)))
+            out.append(ScoreResult(tuple(sums), tuple(per_token)))
+        return out
+
+    # -- generation ------------------------------------------------------------------------
+
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
+        """Sample through ``/v1/chat/completions`` (messages) or ``/v1/completions`` (prompt)."""
+        routes = []
+        for i, request in enumerate(requests):
+            body: dict[str, Any] = {
+                "model": self.served_model,
+                "n": request.n,
+                "seed": request.seed,
+                "temperature": request.temperature,
+                "top_p": request.top_p,
+                "max_tokens": request.max_tokens,
+            }
+            if request.messages:
+                body["messages"] = list(request.messages)
+                path = "/v1/chat/completions"
+            else:
+                body["prompt"] = request.prompt
+                path = "/v1/completions"
+            routes.append((i % len(self.transport.urls), path, body))
+        out: list[Generation | None] = [None] * len(requests)
+
+        def check(index: int, body: Any) -> Generation:
+            try:
+                choices = sorted(body["choices"], key=lambda c: c["index"])
+                texts = tuple(
+                    c["message"]["content"] if "message" in c else c["text"] for c in choices
+                )
+                reasons = tuple(str(c.get("finish_reason") or "stop") for c in choices)
+                usage = body.get("usage") or {}
+            except (TypeError, KeyError) as exc:
+                raise ResponseError(f"malformed completion ({exc!r})") from exc
+            if len(texts) != requests[index].n or any(t is None for t in texts):
+                raise ResponseError(f"{len(texts)} completions for n={requests[index].n}")
+            counts = tuple(len(self._encode(t)) for t in texts)
+            return Generation(texts, reasons, counts, int(usage.get("prompt_tokens", 0)))
+
+        def keep(index: int, generation: Any) -> None:
+            out[index] = generation
+
+        asyncio.run(self.transport.run(routes, check, keep))
+        return [g for g in out if g is not None]
+
+    def _encode(self, text: str) -> list[int]:
+        ids: list[int] = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return ids
+
+    # -- provenance ------------------------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        """Engine facts for the manifest (the API key is never included)."""
+        return {
+            "engine": self.name,
+            "served_model": self.served_model,
+            "endpoints": [
+                {"url": c.url, "server": c.server, "version": c.version, "strategy": c.strategy}
+                for c in self.capabilities
+            ],
+            "tokenizer": getattr(self.tokenizer, "name_or_path", "server /tokenize"),
+            "prompts_per_request": self.prompts_per_request,
+            "concurrency": self.transport.concurrency,
+            "rate": self.transport.rate,
+        }
+
+    def close(self) -> None:
+        """Nothing to release: clients live only inside each call."""

@@ -1,0 +1,187 @@
+"""Scoring over OpenAI-compatible ``/v1/completions``: request payloads and response parsing.
+
+Three strategies, chosen per endpoint by a capability probe (see :mod:`climb_vllm.engines.http`):
+
+``trie`` (vLLM >= 0.26)
+    One prompt per (request, read row of its token trie): the prefix plus the partial name, with
+    ``max_tokens=1``, ``temperature=0``, ``logprobs`` on and ``logprob_token_ids`` = the tokens
+    read at that row. vLLM returns the raw full-vocabulary log-prob of exactly those ids and the
+    request keeps reading the prefix cache (prompt log-prob requests skip it). Prompts that read
+    the same token set are grouped into one HTTP request (the id list is per request).
+``prompt_logprobs`` (older vLLM)
+    One full sequence (prefix + continuation) per pair with ``prompt_logprobs=0``; the log-prob
+    of each prompt token is returned. No prefix-cache reads.
+``echo`` (other OpenAI-compatible servers)
+    Full sequences with ``echo=true`` and ``logprobs=1``; ``token_logprobs`` covers the prompt.
+
+Token-id prompts get no BOS from the server: the prefix already holds it, as the tokenizer adds
+it (the token-boundary contract in :mod:`climb_vllm.engines.base`).
+
+vLLM clamps log-probs of -inf to -9999.0; such a value is never reported as a score.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from climb_vllm.engines.base import ScoreRequest
+from climb_vllm.engines.trie import Trie
+
+STRATEGIES = ("trie", "prompt_logprobs", "echo")
+#: vLLM accepts at most this many ids in ``logprob_token_ids``.
+MAX_LOGPROB_IDS = 128
+#: vLLM's stand-in for a log-prob of -inf.
+CLAMPED = -9999.0
+
+
+class ResponseError(ValueError):
+    """A response that cannot be turned into scores (truncated, malformed, clamped).
+
+    A ValueError, so the transport retries it like an unparseable body.
+    """
+
+
+@dataclass(frozen=True)
+class Job:
+    """Prompts that go to one endpoint in one HTTP request, and where their answers belong.
+
+    Attributes:
+        payload: the JSON body for ``/v1/completions`` (without ``model``).
+        keys: per prompt, the (request index, read row or continuation index) it answers.
+        reads: per prompt, the token ids whose log-probs are wanted, in prompt-position order
+            for full-sequence strategies, or the ``logprob_token_ids`` for ``trie``.
+        offsets: per prompt, the prompt position of the first wanted token (full sequences).
+    """
+
+    payload: dict[str, Any]
+    keys: tuple[tuple[int, int], ...]
+    reads: tuple[tuple[int, ...], ...]
+    offsets: tuple[int, ...]
+
+
+def trie_jobs(
+    requests: Sequence[ScoreRequest],
+    tries: Sequence[Trie],
+    indices: Sequence[int],
+    per_request: int,
+) -> list[Job]:
+    """Jobs of the ``trie`` strategy for the requests at ``indices``.
+
+    Args:
+        requests: all score requests.
+        tries: the trie of each request.
+        indices: which requests to cover (those routed to one endpoint).
+        per_request: the most prompts in one HTTP request (vLLM accepts 1024).
+    """
+    groups: dict[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, int]]]] = {}
+    for i in indices:
+        trie = tries[i]
+        for row, children in enumerate(trie.children()):
+            if not children:
+                continue
+            prompt = requests[i].prefix + trie.path(row)
+            for start in range(0, len(children), MAX_LOGPROB_IDS):
+                ids = children[start : start + MAX_LOGPROB_IDS]
+                groups.setdefault(ids, []).append((prompt, (i, row)))
+    jobs = []
+    for ids, members in groups.items():
+        for start in range(0, len(members), per_request):
+            part = members[start : start + per_request]
+            payload = {
+                "prompt": [list(prompt) for prompt, _ in part],
+                "max_tokens": 1,
+                "temperature": 0.0,
+                "logprobs": 1,
+                "logprob_token_ids": list(ids),
+                "return_tokens_as_token_ids": True,
+            }
+            jobs.append(
+                Job(payload, tuple(k for _, k in part), (ids,) * len(part), (0,) * len(part))
+            )
+    return jobs
+
+
+def sequence_jobs(
+    requests: Sequence[ScoreRequest], indices: Sequence[int], per_request: int, strategy: str
+) -> list[Job]:
+    """Jobs of the full-sequence strategies (``prompt_logprobs`` or ``echo``)."""
+    items = [
+        (requests[i].prefix + cont, (i, j), cont, len(requests[i].prefix))
+        for i in indices
+        for j, cont in enumerate(requests[i].continuations)
+    ]
+    jobs = []
+    for start in range(0, len(items), per_request):
+        part = items[start : start + per_request]
+        payload: dict[str, Any] = {
+            "prompt": [list(seq) for seq, _, _, _ in part],
+            "max_tokens": 1,
+            "temperature": 0.0,
+        }
+        if strategy == "prompt_logprobs":
+            payload.update(prompt_logprobs=0, return_tokens_as_token_ids=True)
+        else:
+            payload.update(echo=True, logprobs=1)
+        jobs.append(
+            Job(
+                payload,
+                tuple(k for _, k, _, _ in part),
+                tuple(cont for _, _, cont, _ in part),
+                tuple(off for _, _, _, off in part),
+            )
+        )
+    return jobs
+
+
+def _checked(value: Any, where: str) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ResponseError(f"{where}: log-prob {value!r} is not a number")
+    number = float(value)
+    if math.isnan(number) or number > 1e-6:
+        raise ResponseError(f"{where}: log-prob {number} is not a log-probability")
+    if number <= CLAMPED:
+        raise ResponseError(
+            f"{where}: log-prob {number} is vLLM's clamp for -inf (probability 0 under the "
+            "server's sampling settings); start vLLM with --logprobs-mode raw_logprobs"
+        )
+    return number
+
+
+def parse(job: Job, body: Any, strategy: str) -> list[tuple[tuple[int, int], tuple[float, ...]]]:
+    """Turn one response body into (key, log-probs) pairs, one per prompt of the job.
+
+    Raises ResponseError for anything that is not a complete, well-formed answer.
+    """
+    try:
+        choices = sorted(body["choices"], key=lambda c: c["index"])
+    except (TypeError, KeyError) as exc:
+        raise ResponseError(f"response has no usable choices ({exc!r})") from exc
+    if len(choices) != len(job.keys):
+        raise ResponseError(f"{len(choices)} choices for {len(job.keys)} prompts")
+    out = []
+    for n, choice in enumerate(choices):
+        where = f"prompt {n}"
+        try:
+            if strategy == "trie":
+                top = choice["logprobs"]["top_logprobs"][0]
+                values = tuple(_checked(top[f"token_id:{t}"], where) for t in job.reads[n])
+            elif strategy == "prompt_logprobs":
+                rows = choice["prompt_logprobs"]
+                off = job.offsets[n]
+                values = tuple(
+                    _checked(rows[off + k][str(t)]["logprob"], where)
+                    for k, t in enumerate(job.reads[n])
+                )
+            else:
+                logprobs = choice["logprobs"]["token_logprobs"]
+                off = job.offsets[n]
+                if len(logprobs) < off + len(job.reads[n]):
+                    raise ResponseError(f"{where}: echo returned {len(logprobs)} log-probs")
+                values = tuple(_checked(logprobs[off + k], where) for k in range(len(job.reads[n])))
+        except (TypeError, KeyError, IndexError) as exc:
+            raise ResponseError(f"{where}: missing log-prob ({exc!r})") from exc
+        out.append((job.keys[n], values))
+    return out
