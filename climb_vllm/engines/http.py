@@ -101,6 +101,8 @@ class HttpEngine:
         prompts_per_request: prompts batched into one completions request (vLLM allows 1024).
         retries: retries of a failed request before the run stops.
         timeout: seconds for one request.
+        backoff: base delay (seconds) of the retry backoff.
+        hook: optional factory of an ``httpx.AsyncBaseTransport`` for scoring and generation.
     """
 
     name = "http"
@@ -117,6 +119,8 @@ class HttpEngine:
         prompts_per_request: int = 256,
         retries: int = 6,
         timeout: float = 600.0,
+        backoff: float = 0.5,
+        hook: Any = None,
     ) -> None:
         if not endpoints:
             raise UserError("No endpoint given.", "pass --endpoint http://HOST:PORT.")
@@ -125,7 +129,13 @@ class HttpEngine:
                 f"Unknown strategy {strategy!r}.", f"use auto or one of {', '.join(STRATEGIES)}."
             )
         self.transport = Transport(
-            endpoints, concurrency=concurrency, rate=rate, retries=retries, timeout=timeout
+            endpoints,
+            concurrency=concurrency,
+            rate=rate,
+            retries=retries,
+            timeout=timeout,
+            backoff=backoff,
+            hook=hook,
         )
         self.prompts_per_request = min(prompts_per_request, 1024)
         self.stats = EngineStats()

@@ -58,6 +58,9 @@ class Transport:
         retries: attempts after the first for a retryable failure.
         timeout: seconds for one request.
         backoff: base delay in seconds of the exponential backoff.
+        hook: a callable returning an ``httpx.AsyncBaseTransport`` to send through instead of
+            the network one (a proxy transport, or fault injection in tests); it is called once
+            per batch of work, since each batch runs in its own event loop.
     """
 
     def __init__(
@@ -69,7 +72,9 @@ class Transport:
         retries: int = 6,
         timeout: float = 600.0,
         backoff: float = 0.5,
+        hook: Any = None,
     ) -> None:
+        self.hook = hook
         self.urls = [u.rstrip("/") for u in urls]
         self.concurrency = concurrency
         self.rate = rate
@@ -91,6 +96,7 @@ class Transport:
             timeout=httpx.Timeout(self.timeout, connect=10.0),
             limits=limits,
             headers=self._headers,
+            transport=self.hook() if self.hook is not None else None,
         )
 
     def get(self, endpoint: int, path: str) -> tuple[int, str]:

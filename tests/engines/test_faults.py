@@ -1,0 +1,122 @@
+"""Faults between client and a real vLLM server: retried or reported, never a wrong number."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from climb_vllm.boundary import BoundaryEncoder
+from climb_vllm.engines.base import ScoreRequest
+from climb_vllm.engines.http import HttpEngine
+from climb_vllm.engines.transport import RequestFailed
+from climb_vllm.names import load_names
+
+
+class FaultTransport(httpx.AsyncBaseTransport):
+    """Forwards to the real server, but answers completions requests with scheduled faults.
+
+    Args:
+        schedule: one fault per completions request, in order; "ok" forwards untouched. After
+            the schedule, every request is forwarded (or gets ``then``).
+        then: the fault for every request after the schedule.
+    """
+
+    def __init__(self, schedule: list[str], then: str = "ok") -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.schedule = list(schedule)
+        self.then = then
+        self.seen: list[str] = []
+
+    def __call__(self) -> FaultTransport:
+        """A fresh connection pool for each event loop; the schedule is shared."""
+        self.inner = httpx.AsyncHTTPTransport()
+        return self
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if not request.url.path.endswith("/completions"):
+            return await self.inner.handle_async_request(request)
+        fault = self.schedule.pop(0) if self.schedule else self.then
+        self.seen.append(fault)
+        if fault == "reset":
+            raise httpx.RemoteProtocolError("peer closed connection", request=request)
+        if fault == "timeout":
+            raise httpx.ReadTimeout("timed out", request=request)
+        if fault == "refused":
+            raise httpx.ConnectError("connection refused", request=request)
+        if fault in ("503", "429"):
+            return httpx.Response(int(fault), text="busy", request=request)
+        response = await self.inner.handle_async_request(request)
+        body = await response.aread()
+        if fault == "truncated":
+            body = body[: len(body) // 2]
+        elif fault == "garbage":
+            body = b"<html>proxy error</html>"
+        elif fault == "clamped":
+            data = json.loads(body)
+            choice = data["choices"][0]
+            top = choice["logprobs"]["top_logprobs"][0]
+            for key in top:  # the requested ids and the sampled token alike
+                top[key] = -9999.0
+            body = json.dumps(data).encode()
+        elif fault == "missing":
+            data = json.loads(body)
+            data["choices"] = data["choices"][:-1]
+            body = json.dumps(data).encode()
+        return httpx.Response(response.status_code, content=body, request=request)
+
+
+@pytest.fixture(scope="module")
+def requests_(engine: Any) -> list[ScoreRequest]:
+    texts = [f"Disease {i} of the left knee is related to the name:" for i in range(12)]
+    names = load_names().distinct(5)
+    return [p.request for p in BoundaryEncoder(engine.tokenizer).plan(texts, names)]
+
+
+def _engine(url: str, model: Path, hook: FaultTransport, retries: int = 8) -> HttpEngine:
+    return HttpEngine(
+        [url], tokenizer=str(model), strategy="trie", retries=retries, backoff=0.01,
+        prompts_per_request=4, hook=hook,
+    )  # fmt: skip
+
+
+def test_transient_faults_are_retried_to_the_right_numbers(
+    vllm_server: str, tiny_model: Path, requests_: list[ScoreRequest]
+) -> None:
+    clean = _engine(vllm_server, tiny_model, FaultTransport([])).score(requests_)
+    faults = ["503", "reset", "timeout", "truncated", "garbage", "clamped", "missing", "429"]
+    hook = FaultTransport([])
+    engine = _engine(vllm_server, tiny_model, hook)
+    hook.schedule, hook.seen = list(faults), []  # after the probe: faults hit scoring
+    got = engine.score(requests_)
+    assert hook.seen[: len(faults)] == faults
+    assert engine.transport.stats.retries >= len(faults)
+    for a, b in zip(got, clean):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)
+
+
+@pytest.mark.parametrize("fault", ["clamped", "truncated", "503", "missing"])
+def test_persistent_faults_stop_the_run_with_the_reason(
+    vllm_server: str, tiny_model: Path, requests_: list[ScoreRequest], fault: str
+) -> None:
+    hook = FaultTransport([])
+    engine = _engine(vllm_server, tiny_model, hook, retries=2)
+    hook.then = fault
+    with pytest.raises(RequestFailed, match="failed 3 times") as raised:
+        engine.score(requests_)
+    if fault == "clamped":
+        assert "-9999" in str(raised.value)
+
+
+def test_client_errors_are_not_retried(vllm_server: str, tiny_model: Path) -> None:
+    engine = _engine(vllm_server, tiny_model, FaultTransport([]))
+    too_long = ScoreRequest(tuple([5] * 600), ((7,),))  # beyond the server's 512-token context
+    with pytest.raises(RequestFailed, match="HTTP 400"):
+        engine.score([too_long])
+    assert engine.transport.stats.retries == 0
