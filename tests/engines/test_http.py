@@ -17,7 +17,7 @@ from climb_vllm.engines.trie import Trie
 from climb_vllm.errors import UserError
 from climb_vllm.names import load_names
 from climb_vllm.ontology import load_ontology
-from tests.engines.conftest import free_port, vllm_python
+from tests.conftest import free_port, vllm_python
 
 
 @pytest.fixture(scope="module")
