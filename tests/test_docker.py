@@ -1,0 +1,65 @@
+"""The Compose file's structure (no Docker engine needed), and its vLLM flags against vLLM."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.conftest import vllm_python
+
+COMPOSE = Path(__file__).parents[1] / "docker" / "compose.yaml"
+
+
+def _compose() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(COMPOSE.read_text())
+    return data
+
+
+def _servers(compose: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in compose["services"].items() if k.startswith("vllm-")}
+
+
+def test_one_vllm_service_per_gpu_with_health_checks() -> None:
+    servers = _servers(_compose())
+    assert len(servers) >= 2
+    gpus = []
+    for service in servers.values():
+        assert service["image"].startswith("vllm/vllm-openai")
+        devices = service["deploy"]["resources"]["reservations"]["devices"]
+        assert devices[0]["driver"] == "nvidia" and "gpu" in devices[0]["capabilities"]
+        gpus += devices[0]["device_ids"]
+        assert "/health" in " ".join(service["healthcheck"]["test"])
+        assert any("huggingface" in v for v in service["volumes"])
+        flags = service["command"]
+        for flag in ("--enable-prefix-caching", "--served-model-name", "--max-logprobs"):
+            assert flag in flags
+        assert flags[flags.index("--logprobs-mode") + 1] == "raw_logprobs"
+    assert sorted(gpus) == [str(i) for i in range(len(gpus))]  # each GPU once
+
+
+def test_evaluator_waits_for_every_server_and_uses_each() -> None:
+    compose = _compose()
+    servers = _servers(compose)
+    evaluator = compose["services"]["evaluator"]
+    assert set(evaluator["depends_on"]) == set(servers)
+    assert all(d["condition"] == "service_healthy" for d in evaluator["depends_on"].values())
+    command = evaluator["command"]
+    endpoints = [command[i + 1] for i, a in enumerate(command) if a == "--endpoint"]
+    assert endpoints == [f"http://{name}:8000" for name in servers]
+    served = {s["command"][s["command"].index("--served-model-name") + 1] for s in servers.values()}
+    assert served == {command[command.index("--served-model") + 1]}
+    assert (COMPOSE.parent / evaluator["build"]["dockerfile"].split("/")[-1]).exists()
+
+
+def test_compose_flags_exist_in_vllms_own_cli() -> None:
+    flags = {a for s in _servers(_compose()).values() for a in s["command"] if a.startswith("--")}
+    shown = subprocess.run(
+        [vllm_python(), "-m", "vllm.entrypoints.openai.api_server", "--help=all"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr[-1000:]
+    missing = [f for f in flags if f not in shown.stdout]
+    assert not missing
