@@ -22,9 +22,14 @@ from typing import Any
 from climb_vllm.boundary import BoundaryEncoder
 from climb_vllm.engines.base import ScoreRequest, ScoreResult
 from climb_vllm.engines.local import LocalEngine
+from climb_vllm.errors import UserError
 
 
 def _requests(engine: LocalEngine, codes: int, top_k: int) -> tuple[list[ScoreRequest], int]:
+    return _requests_for(engine.tokenizer, codes, top_k)
+
+
+def _requests_for(tokenizer: Any, codes: int, top_k: int) -> tuple[list[ScoreRequest], int]:
     from climb_vllm.names import load_names
     from climb_vllm.ontology import load_ontology
 
@@ -33,7 +38,7 @@ def _requests(engine: LocalEngine, codes: int, top_k: int) -> tuple[list[ScoreRe
     described = dict(zip(ontology.table["code"], ontology.table["description"]))
     texts = [f"{described[c]} is related to the name:" for c in chosen]
     names = load_names().distinct(top_k)
-    planned = BoundaryEncoder(engine.tokenizer).plan(texts, names)
+    planned = BoundaryEncoder(tokenizer).plan(texts, names)
     return [p.request for p in planned], len(texts) * len(names)
 
 
@@ -63,8 +68,29 @@ def _full_run(model: Path, device: str, dtype: str, batch_tokens: int) -> dict[s
     return {"seconds": seconds, "peak_rss_gib": peak_kib / 2**20}
 
 
+def _print(results: dict[str, Any], path: Path | None) -> None:
+    width = max(len(k) for k in results)
+    for key, value in results.items():
+        shown = f"{value:,.6g}" if isinstance(value, float) else str(value)
+        print(f"{key.ljust(width)}  {shown}")
+    if path:
+        path.write_text(json.dumps(results, indent=2))
+
+
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     """Run the benchmarks; print a table and optionally write JSON. Returns the results."""
+    if getattr(args, "endpoint", None):
+        from transformers import AutoTokenizer
+
+        from climb_vllm.bench_serving import serving_bench
+
+        if args.model is None:
+            raise UserError("bench --endpoint needs the served model's folder.", "add --model DIR.")
+        tokenizer = AutoTokenizer.from_pretrained(str(args.model))
+        requests, _ = _requests_for(tokenizer, args.codes, 5)
+        served = serving_bench(args, requests, args.codes)
+        _print(served, args.json)
+        return served
     model = args.model
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if model is None:
@@ -116,12 +142,7 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         full = _full_run(Path(model), facts["device"], facts["dtype"], args.batch_tokens)
         results["full_run_seconds"] = full["seconds"]
         results["full_run_peak_rss_gib"] = full["peak_rss_gib"]
-    width = max(len(k) for k in results)
-    for key, value in results.items():
-        shown = f"{value:,.6g}" if isinstance(value, float) else str(value)
-        print(f"{key.ljust(width)}  {shown}")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+    _print(results, args.json)
     if tmp is not None:
         tmp.cleanup()
     return results

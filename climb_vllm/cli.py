@@ -121,6 +121,9 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--batch-tokens", type=int, default=8192)
     bench.add_argument("--full-run", action="store_true", help="also time a full-release run")
     bench.add_argument("--json", type=Path, help="also write the results as JSON here")
+    bench.add_argument(
+        "--endpoint", help="measure the serving path against this vLLM server (needs --model)"
+    )
     return parser
 
 

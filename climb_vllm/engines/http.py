@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -263,15 +263,24 @@ class HttpEngine:
             for key, values in parsed:
                 answers[key] = values
 
+        # Two waves: prompts read at the root (the bare prefixes) first, then the partial names.
+        # The second wave finds each prefix's KV blocks in the server's prefix cache; sent
+        # together, they would be scheduled in one step and none could reuse the other.
+        first = [n for n, job in enumerate(jobs) if any(row == 0 for _, row in job.keys)]
+        second = [n for n in range(len(jobs)) if n not in set(first)]
+        waves = [first, second] if strategy == "trie" else [list(range(len(jobs)))]
+        saved = self.transport.retries
         if probe_endpoint is not None:
-            self.transport.retries, saved = 0, self.transport.retries
-            try:
-                asyncio.run(self.transport.run(routes, check, keep))
-            finally:
-                self.transport.retries = saved
-        else:
-            asyncio.run(self.transport.run(routes, check, keep))
+            self.transport.retries = 0
+        try:
+            for wave in waves:
+                if wave:
+                    asyncio.run(self._wave(routes, wave, check, keep))
+        finally:
+            self.transport.retries = saved
         self.stats.forward_tokens += sum(len(p) for _, _, r in routes for p in r["prompt"])
+        prompts = sum(len(r["prompt"]) for _, _, r in routes)
+        self.stats.extra["prompts"] = self.stats.extra.get("prompts", 0) + prompts
         self.stats.batches += len(routes)
         out = []
         for i in indices:
@@ -290,6 +299,23 @@ class HttpEngine:
                 sums.append(float(sum(values)))
             out.append(ScoreResult(tuple(sums), tuple(per_token)))
         return out
+
+    async def _wave(
+        self,
+        routes: list[tuple[int, str, dict[str, Any]]],
+        wave: list[int],
+        check: Callable[[int, Any], Any],
+        keep: Callable[[int, Any], None],
+    ) -> None:
+        """Send the jobs ``wave`` (indices into ``routes``)."""
+
+        def check_one(k: int, body: Any) -> Any:
+            return check(wave[k], body)
+
+        def keep_one(k: int, parsed: Any) -> None:
+            keep(wave[k], parsed)
+
+        await self.transport.run([routes[n] for n in wave], check_one, keep_one)
 
     # -- generation ------------------------------------------------------------------------
 
