@@ -120,3 +120,36 @@ def test_client_errors_are_not_retried(vllm_server: str, tiny_model: Path) -> No
     with pytest.raises(RequestFailed, match="HTTP 400"):
         engine.score([too_long])
     assert engine.transport.stats.retries == 0
+
+
+class DeadHostTransport(FaultTransport):
+    """Refuses every connection to one host name (an endpoint that died after the probe)."""
+
+    def __init__(self, dead_host: str) -> None:
+        super().__init__([])
+        self.dead_host = dead_host
+        self.refused = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.host == self.dead_host:
+            self.refused += 1
+            raise httpx.ConnectError("connection refused", request=request)
+        return await super().handle_async_request(request)
+
+
+def test_work_of_a_dead_endpoint_moves_to_a_live_one(
+    vllm_server: str, tiny_model: Path, requests_: list[ScoreRequest]
+) -> None:
+    # Two names for the same server: two endpoints as far as routing is concerned.
+    other = vllm_server.replace("127.0.0.1", "localhost")
+    clean = _engine(vllm_server, tiny_model, FaultTransport([])).score(requests_)
+    hook = DeadHostTransport("no-host-yet")
+    engine = HttpEngine(
+        [vllm_server, other], tokenizer=str(tiny_model), strategy="trie", retries=4,
+        backoff=0.01, prompts_per_request=4, hook=hook,
+    )  # fmt: skip
+    hook.dead_host = "localhost"  # it dies after the probe
+    got = engine.score(requests_)
+    assert hook.refused >= 3 and engine.transport.stats.failovers >= 1
+    for a, b in zip(got, clean):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)
