@@ -19,27 +19,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from climb_vllm.boundary import BoundaryEncoder
 from climb_vllm.engines.base import ScoreRequest, ScoreResult
 from climb_vllm.engines.local import LocalEngine
 from climb_vllm.errors import UserError
 
 
-def _requests(engine: LocalEngine, codes: int, top_k: int) -> tuple[list[ScoreRequest], int]:
-    return _requests_for(engine.tokenizer, codes, top_k)
-
-
-def _requests_for(tokenizer: Any, codes: int, top_k: int) -> tuple[list[ScoreRequest], int]:
+def _requests(tokenizer: Any, codes: int) -> tuple[list[ScoreRequest], int]:
+    """The sample's requests and its number of (code, name) pairs (top-5 names)."""
+    from climb_vllm.benchmarks.intrinsic import sample_requests
     from climb_vllm.names import load_names
-    from climb_vllm.ontology import load_ontology
 
-    ontology = load_ontology()
-    chosen = ontology.stratified_subset(codes, seed=0)
-    described = dict(zip(ontology.table["code"], ontology.table["description"]))
-    texts = [f"{described[c]} is related to the name:" for c in chosen]
-    names = load_names().distinct(top_k)
-    planned = BoundaryEncoder(tokenizer).plan(texts, names)
-    return [p.request for p in planned], len(texts) * len(names)
+    return sample_requests(tokenizer, codes), codes * len(load_names().distinct(5))
 
 
 def _timed(engine: LocalEngine, requests: list[ScoreRequest]) -> tuple[float, list[ScoreResult]]:
@@ -87,7 +77,7 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         if args.model is None:
             raise UserError("bench --endpoint needs the served model's folder.", "add --model DIR.")
         tokenizer = AutoTokenizer.from_pretrained(str(args.model))
-        requests, _ = _requests_for(tokenizer, args.codes, 5)
+        requests, _ = _requests(tokenizer, args.codes)
         served = serving_bench(args, requests, args.codes)
         _print(served, args.json)
         return served
@@ -109,7 +99,7 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         prefix_sharing=False,
     )
     start = time.perf_counter()
-    requests, pairs = _requests(shared, args.codes, 5)
+    requests, pairs = _requests(shared.tokenizer, args.codes)
     encode_seconds = time.perf_counter() - start
     naive_seconds, naive_results = _timed(naive, requests)
     shared_seconds, shared_results = _timed(shared, requests)

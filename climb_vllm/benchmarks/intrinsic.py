@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from climb_vllm.boundary import BoundaryEncoder, PlannedRequest
-from climb_vllm.config import IntrinsicConfig
-from climb_vllm.engines.base import Engine, ScoreResult
+from climb_vllm.config import DEFAULT_TEMPLATE, IntrinsicConfig
+from climb_vllm.engines.base import Engine, ScoreRequest, ScoreResult
 from climb_vllm.names import NameSet, load_names
 from climb_vllm.ontology import Ontology, load_ontology
 from climb_vllm.progress import Progress
@@ -58,6 +58,21 @@ class IntrinsicTask:
     def chunks(self, size: int) -> list[tuple[str, ...]]:
         """Codes cut into consecutive chunks of ``size``."""
         return [self.codes[i : i + size] for i in range(0, len(self.codes), size)]
+
+
+def sample_requests(
+    tokenizer: Any, codes: int, top_k: int = 5, seed: int = 0
+) -> list[ScoreRequest]:
+    """Score requests for a stratified sample of 2021 codes and the top-K distinct names.
+
+    For benchmarks and tests: the real prompts of a run, without a run directory.
+    """
+    ontology = load_ontology()
+    chosen = ontology.stratified_subset(codes, seed=seed)
+    described = dict(zip(ontology.table["code"], ontology.table["description"]))
+    texts = [DEFAULT_TEMPLATE.format(description=described[c]) for c in chosen]
+    names = load_names().distinct(top_k)
+    return [p.request for p in BoundaryEncoder(tokenizer).plan(texts, names)]
 
 
 def plan_chunk(

@@ -9,27 +9,19 @@ from typing import Any
 
 import pytest
 
-from climb_vllm.boundary import BoundaryEncoder
+from climb_vllm.benchmarks.intrinsic import sample_requests
 from climb_vllm.engines.base import GenerateRequest, ScoreRequest
 from climb_vllm.engines.http import HttpEngine
 from climb_vllm.engines.strategies import sequence_jobs, trie_jobs
 from climb_vllm.engines.trie import Trie
 from climb_vllm.errors import UserError
-from climb_vllm.names import load_names
-from climb_vllm.ontology import load_ontology
 from tests.conftest import free_port, vllm_python
 
 
 @pytest.fixture(scope="module")
 def requests_(engine: Any) -> list[ScoreRequest]:
-    ontology = load_ontology()
-    codes = ontology.stratified_subset(30, seed=5)
-    described = dict(zip(ontology.table["code"], ontology.table["description"]))
-    texts = [f"{described[c]} is related to the name:" for c in codes]
-    # Top-10 names: many multi-token names, so the trie has internal nodes.
-    return [
-        p.request for p in BoundaryEncoder(engine.tokenizer).plan(texts, load_names().distinct(10))
-    ]
+    # Top-10 names: single-token and multi-token names that share first tokens.
+    return sample_requests(engine.tokenizer, 30, top_k=10, seed=5)
 
 
 @pytest.mark.parametrize("strategy", ["trie", "prompt_logprobs", "echo"])

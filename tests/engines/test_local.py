@@ -9,24 +9,17 @@ from typing import Any
 import pytest
 import torch
 
-from climb_vllm.boundary import BoundaryEncoder
+from climb_vllm.benchmarks import intrinsic
 from climb_vllm.engines.base import Engine, GenerateRequest, ScoreRequest
 from climb_vllm.engines.local import LocalEngine
 from climb_vllm.engines.trie import Trie
 from climb_vllm.errors import UserError
-from climb_vllm.names import load_names
-from climb_vllm.ontology import load_ontology
 
 
 @pytest.fixture(scope="module")
 def sample_requests(engine: Any) -> list[ScoreRequest]:
-    ontology = load_ontology()
-    codes = ontology.stratified_subset(40, seed=3)
-    described = dict(zip(ontology.table["code"], ontology.table["description"]))
-    texts = [f"{described[c]} is related to the name:" for c in codes]
     # Top-10 names: single-token and multi-token names that share first tokens.
-    names = load_names().distinct(10)
-    return [p.request for p in BoundaryEncoder(engine.tokenizer).plan(texts, names)]
+    return intrinsic.sample_requests(engine.tokenizer, 40, top_k=10, seed=3)
 
 
 def test_engine_satisfies_the_protocol(engine: Any) -> None:
