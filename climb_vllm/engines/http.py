@@ -197,7 +197,7 @@ class HttpEngine:
         )  # fmt: skip
         for candidate in candidates:
             try:
-                self._score_on([probe], [0] * 1, candidate, probe_endpoint=endpoint)
+                self._score_on([probe], [0], candidate, probe_endpoint=endpoint)
             except (UserError, ResponseError, RuntimeError, ValueError):
                 continue
             return Capability(url, server, version, candidate)
