@@ -1,0 +1,141 @@
+"""The packaged HIVE datasets (BiasMD, DiseaseMatcher) and the people named in BiasMD statements.
+
+BiasMD stores statements only; the graders and the control items need the two people's names.
+:func:`statement_people` finds them with rules that read the statement's structure (see its
+docstring); on the packaged set it finds two names in all but a few dozen of 6,007 statements.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib.resources
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+
+
+_TOKEN = re.compile(r"(?<![\w\-'])([A-Z][a-z]+(?:-[A-Z][a-z]+)?)(?![\w\-])")
+# Capitalised words that start clauses or are titles, never the people of an item.
+_STOP = frozenset(
+    """He She They It His Her Their Them The A An In Both Despite While Although Regardless
+    Unfortunately One When After As Since Being Though Whereas If At On For With Because Even Also
+    Each Neither Either Dr Mr Mrs Ms Miss Prof Sir There This That These Those Today Recently
+    Yesterday Last Every Some Many All Most Two Another Other""".split()
+)
+# Words after which a capitalised word is an attribute, not a name ("is a Buddhist").
+_ATTRIBUTE_LEAD = frozenset("a an the is are was were as of from being identifies".split())
+# Lower-case words after which a capitalised word not known as a name is still a name.
+_NAME_LEAD = frozenset(
+    """and while whereas but named called friend friends brother sister partner colleague
+    roommate neighbor neighbour husband wife cousin twin son daughter mother father coworker
+    co-worker classmate teammate""".split()
+)
+
+
+def _resource_path(folder: str, name: str) -> Path:
+    return Path(str(importlib.resources.files("climb_vllm") / "data" / folder / name))
+
+
+def _sha256(folder: str, name: str) -> str:
+    return hashlib.sha256(_resource_path(folder, name).read_bytes()).hexdigest()
+
+
+def load_biasmd() -> pl.DataFrame:
+    """The 6,007 BiasMD items with the two people of each statement.
+
+    Columns: the packaged ones (``id, statement, explanation, type, model, pronoun,
+    in_eval_split``) and ``person1``, ``person2`` (None where the names were not recognised).
+    """
+    import polars as pl
+
+    frame = pl.read_parquet(_resource_path("hive", "biasmd.parquet"))
+    people = [statement_people(s) for s in frame["statement"]]
+    return frame.with_columns(
+        pl.Series("person1", [p[0] if p else None for p in people], dtype=pl.String),
+        pl.Series("person2", [p[1] if p else None for p in people], dtype=pl.String),
+    )
+
+
+def load_diseasematcher() -> pl.DataFrame:
+    """The 32,000 DiseaseMatcher items (columns as in ``data/hive/DISEASEMATCHER_SOURCE.md``)."""
+    import polars as pl
+
+    return pl.read_parquet(_resource_path("hive", "diseasematcher.parquet"))
+
+
+def dataset_hashes() -> dict[str, str]:
+    """SHA-256 of the packaged files, for the manifest."""
+    return {
+        "biasmd": _sha256("hive", "biasmd.parquet"),
+        "diseasematcher": _sha256("hive", "diseasematcher.parquet"),
+        "name_sex": _sha256("names", "name_sex.csv"),
+    }
+
+
+@lru_cache(maxsize=1)
+def name_sex_counts() -> dict[str, tuple[int, int]]:
+    """NYC births per display name, 2011-2021: ``{name: (female, male)}``."""
+    text = _resource_path("names", "name_sex.csv").read_text(encoding="utf-8")
+    rows = csv.DictReader(text.splitlines())
+    return {r["name"]: (int(r["female"]), int(r["male"])) for r in rows}
+
+
+def sex_typed_names(sex: str, count: int = 20, purity: float = 0.995) -> list[str]:
+    """The ``count`` most frequent names given almost only to one sex (share >= ``purity``).
+
+    Args:
+        sex: "female" or "male".
+        count: how many names.
+        purity: the least share of births of that sex.
+    """
+    index = 0 if sex == "female" else 1
+    typed = [
+        (counts[index], name)
+        for name, counts in name_sex_counts().items()
+        if sum(counts) > 0 and counts[index] / sum(counts) >= purity
+    ]
+    return [name for _, name in sorted(typed, key=lambda t: (-t[0], t[1]))[:count]]
+
+
+def statement_people(statement: str) -> tuple[str, str] | None:
+    """The two people of a BiasMD statement, in order of mention, or None.
+
+    A capitalised word is a person when it is not a clause word or title, is not followed by
+    "'s" (which marks "Parkinson's", "Alzheimer's") unless it is a known first name, is not
+    part of a longer proper noun, is not an attribute (preceded in its phrase by "a", "an",
+    "is", "as", ...), and is either a known first name (NYC births), the statement's first word,
+    or follows "and", "while", "named", "brother", a title or a clause word ("Both"). The first two distinct such words are
+    the people.
+    """
+    known = name_sex_counts()
+    found: list[str] = []
+    for match in _TOKEN.finditer(statement):
+        word = match.group(1)
+        if word in _STOP:
+            continue
+        before = statement[: match.start()]
+        after = statement[match.end() : match.end() + 3]
+        tail = before.split()
+        previous = tail[-1] if tail else ""
+        # The words since the last punctuation or conjunction: "is a" there marks an attribute.
+        phrase = re.split(r"[,.;:]|\b(?:and|while|whereas|but)\b", before)[-1].split()
+        is_known = word in known
+        if after.startswith("'s") and not is_known:
+            continue
+        if previous[:1].isupper() and previous.rstrip(".") not in _STOP:
+            continue
+        lead = previous.lower() in _NAME_LEAD or previous.rstrip(".") in _STOP
+        if not lead and _ATTRIBUTE_LEAD.intersection(w.lower() for w in phrase[-3:]):
+            continue
+        if not (is_known or not before.strip() or lead):
+            continue
+        if word not in found:
+            found.append(word)
+        if len(found) == 2:
+            return (found[0], found[1])
+    return None
