@@ -15,13 +15,8 @@ from typing import Any
 from climb_vllm.errors import UserError
 
 
-def _add_intrinsic(sub: Any) -> None:
-    parser = sub.add_parser(
-        "intrinsic",
-        help="CLIMB intrinsic bias: name probabilities for every ICD-10-CM code",
-        description="Score P(name | '<description> is related to the name:') for every code and "
-        "compute the paper's AssocMAD and sex-preference tables.",
-    )
+def _add_engine_args(parser: argparse.ArgumentParser) -> None:
+    """Options every benchmark shares: which model, which engine, where results go."""
     parser.add_argument(
         "--model", help="local model folder or hub id (local engine; with --endpoint, a label)"
     )
@@ -37,17 +32,32 @@ def _add_intrinsic(sub: Any) -> None:
         "wrote to outputs/serve/endpoints.json when --engine http",
     )  # fmt: skip
     parser.add_argument("--served-model", help="model name served at the endpoints")
+    parser.add_argument("--concurrency", type=int, default=64, help="http requests in flight")
+    parser.add_argument("--rate", type=int, help="the most http requests per second")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--dtype", default="auto", help="auto, float32, bfloat16 or float16")
+    parser.add_argument("--out", type=Path, help="run directory (default outputs/<model>/<run-id>)")
+    parser.add_argument("--run-id", default="main", help="run name under outputs/<model>/")
+    parser.add_argument(
+        "--display", default="rich", choices=["rich", "plain", "none"], help="progress display"
+    )
+
+
+def _add_intrinsic(sub: Any) -> None:
+    parser = sub.add_parser(
+        "intrinsic",
+        help="CLIMB intrinsic bias: name probabilities for every ICD-10-CM code",
+        description="Score P(name | '<description> is related to the name:') for every code and "
+        "compute the paper's AssocMAD and sex-preference tables.",
+    )
+    _add_engine_args(parser)
     parser.add_argument(
         "--strategy", default="auto", choices=["auto", "trie", "prompt_logprobs", "echo"],
         help="http scoring strategy (auto: probe each endpoint)",
     )  # fmt: skip
-    parser.add_argument("--concurrency", type=int, default=64, help="http requests in flight")
-    parser.add_argument("--rate", type=int, help="the most http requests per second")
     parser.add_argument(
         "--prompts-per-request", type=int, default=256, help="prompts per completions request"
     )
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--dtype", default="auto", help="auto, float32, bfloat16 or float16")
     parser.add_argument(
         "--limit",
         type=int,
@@ -67,11 +77,28 @@ def _add_intrinsic(sub: Any) -> None:
     parser.add_argument("--template", help="prompt template containing {description}")
     parser.add_argument("--chunk-size", type=int, default=1024, help="codes per stored chunk")
     parser.add_argument("--batch-tokens", type=int, default=8192, help="positions per forward pass")
-    parser.add_argument("--out", type=Path, help="run directory (default outputs/<model>/<run-id>)")
-    parser.add_argument("--run-id", default="main", help="run name under outputs/<model>/")
+
+
+def _add_generation(sub: Any, name: str, help_text: str, max_tokens: int) -> None:
+    parser = sub.add_parser(name, help=help_text, description=help_text)
+    _add_engine_args(parser)
     parser.add_argument(
-        "--display", default="rich", choices=["rich", "plain", "none"], help="progress display"
-    )
+        "--split", default="eval", choices=["eval", "all"],
+        help="eval: the authors' test split (the paper's numbers); all: every item",
+    )  # fmt: skip
+    parser.add_argument("--limit", type=int, help="a sample of N items spread over the categories")
+    parser.add_argument("--seed", type=int, default=0, help="base sampling seed (and --limit's)")
+    parser.add_argument("--samples", type=int, default=1, help="completions per item")
+    parser.add_argument("--temperature", type=float, default=0.8, help="the authors' 0.8")
+    parser.add_argument("--top-p", type=float, default=0.9, help="the authors' 0.9")
+    parser.add_argument("--greedy", action="store_true", help="greedy decoding (temperature 0)")
+    parser.add_argument("--max-tokens", type=int, default=max_tokens, help="new tokens per answer")
+    parser.add_argument("--system-prompt", help="add this system turn (the authors used none)")
+    if name == "biasmd":
+        parser.add_argument(
+            "--no-controls", action="store_true", help="skip the resolvable control items"
+        )
+    parser.add_argument("--chunk-size", type=int, default=256, help="items per stored chunk")
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -80,7 +107,34 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     verbs = parser.add_subparsers(dest="verb", required=True)
     evaluate = verbs.add_parser("eval", help="run a benchmark")
-    _add_intrinsic(evaluate.add_subparsers(dest="benchmark", required=True))
+    benchmarks = evaluate.add_subparsers(dest="benchmark", required=True)
+    _add_intrinsic(benchmarks)
+    _add_generation(
+        benchmarks, "biasmd", "BiasMD: ambiguous pronoun statements (and resolvable controls)", 256
+    )
+    _add_generation(
+        benchmarks, "diseasematcher", "DiseaseMatcher: which of two patients has disease D", 180
+    )
+    grade = verbs.add_parser(
+        "grade",
+        help="grade responses produced by any tool",
+        description="Grade a CSV of responses (columns: id, response; optional sample) to "
+        "BiasMD or DiseaseMatcher items and print the benchmark's tables.",
+    )
+    grade.add_argument("benchmark", choices=["biasmd", "diseasematcher"])
+    grade.add_argument("responses", type=Path, help="CSV file with columns id, response")
+    grade.add_argument("--out", type=Path, help="also write graded.csv and the tables here")
+    grade.add_argument("--model", default="responses", help="label of the model in the tables")
+    grade.add_argument("--seed", type=int, default=0, help="seed the control items were made with")
+    prompts = verbs.add_parser(
+        "prompts", help="write the prompts of a benchmark as CSV (id, prompt) for other tools"
+    )
+    prompts.add_argument("benchmark", choices=["biasmd", "diseasematcher"])
+    prompts.add_argument("out", type=Path)
+    prompts.add_argument("--split", default="eval", choices=["eval", "all"])
+    prompts.add_argument("--limit", type=int)
+    prompts.add_argument("--seed", type=int, default=0)
+    prompts.add_argument("--no-controls", action="store_true")
     for verb, text in (
         ("rescore", "recompute every metric from stored records and say what changed"),
         ("report", "write the paper-format tables (Markdown, CSV) of a run directory"),
@@ -132,32 +186,14 @@ def _eval_intrinsic(args: argparse.Namespace) -> None:
 
     from climb_vllm.benchmarks.intrinsic import BENCHMARK, IntrinsicTask, run_intrinsic
     from climb_vllm.config import DEFAULT_TEMPLATE, IntrinsicConfig
-    from climb_vllm.engines.local import resolve_device
     from climb_vllm.engines.select import open_engine
-    from climb_vllm.serving import read_endpoints
     from climb_vllm.store import RunStore, model_slug
 
-    engine_name = args.engine or ("http" if args.endpoint else "local")
-    endpoints = tuple(args.endpoint) or (read_endpoints() if engine_name == "http" else ())
-    device: str | None = None
-    dtype: str | None = None
-    if engine_name == "local":
-        if not args.model:
-            raise UserError("No model given.", "pass --model PATH_OR_ID, or --endpoint URL.")
-        device, dtype = resolve_device(args.device, args.dtype)
+    settings = engine_settings(args)
     try:
         config = IntrinsicConfig(
-            model=args.model or args.served_model or "served-model",
-            tokenizer=args.tokenizer,
-            revision=args.revision,
-            engine=engine_name,  # type: ignore[arg-type]  # argparse choices
-            device=device,  # type: ignore[arg-type]  # resolve_device returns valid values
-            dtype=dtype,  # type: ignore[arg-type]
-            endpoints=endpoints,
-            served_model=args.served_model,
+            **settings,
             strategy=args.strategy,
-            concurrency=args.concurrency,
-            rate=args.rate,
             prompts_per_request=args.prompts_per_request,
             icd_release=args.icd_release,
             name_set=args.names,
@@ -167,20 +203,11 @@ def _eval_intrinsic(args: argparse.Namespace) -> None:
             template=args.template or DEFAULT_TEMPLATE,
             chunk_size=args.chunk_size,
             batch_tokens=args.batch_tokens,
-            display=args.display,
         )
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise UserError(
-            f"Invalid option {'.'.join(str(p) for p in first['loc'])}: {first['msg']}.",
-            "see 'climb-vllm eval intrinsic --help' for the allowed values.",
-        ) from exc
+        raise invalid_option(exc, "intrinsic") from exc
     task = IntrinsicTask.from_config(config)  # validates release, names and K before loading
-    engine = open_engine(config) if engine_name == "http" else None
-    if engine is not None and config.served_model is None:
-        # The probe found the only served model: record it (and label the run with it).
-        served = engine.describe()["served_model"]
-        config = config.model_copy(update={"served_model": served, "model": args.model or served})
+    engine, config = probe_served_model(config, args.model)
     run_dir = args.out or Path("outputs") / model_slug(config.model) / args.run_id
     store = RunStore(run_dir)
     resumed = store.claim(BENCHMARK, config.hashed_fields(), config.config_hash())
@@ -205,6 +232,60 @@ def _eval_intrinsic(args: argparse.Namespace) -> None:
     _write_report(store, quiet=args.display == "none")
 
 
+def engine_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The :class:`EngineConfig` fields from the shared options (resolves device and dtype)."""
+    from climb_vllm.engines.local import resolve_device
+    from climb_vllm.serving import read_endpoints
+
+    engine_name = args.engine or ("http" if args.endpoint else "local")
+    endpoints = tuple(args.endpoint) or (read_endpoints() if engine_name == "http" else ())
+    device: str | None = None
+    dtype: str | None = None
+    if engine_name == "local":
+        if not args.model:
+            raise UserError("No model given.", "pass --model PATH_OR_ID, or --endpoint URL.")
+        device, dtype = resolve_device(args.device, args.dtype)
+    return {
+        "model": args.model or args.served_model or "served-model",
+        "tokenizer": args.tokenizer,
+        "revision": args.revision,
+        "engine": engine_name,
+        "device": device,
+        "dtype": dtype,
+        "endpoints": endpoints,
+        "served_model": args.served_model,
+        "concurrency": args.concurrency,
+        "rate": args.rate,
+        "display": args.display,
+    }
+
+
+def invalid_option(exc: Any, benchmark: str) -> UserError:
+    """The user-facing error for a pydantic validation error of a run configuration."""
+    first = exc.errors()[0]
+    return UserError(
+        f"Invalid option {'.'.join(str(p) for p in first['loc'])}: {first['msg']}.",
+        f"see 'climb-vllm eval {benchmark} --help' for the allowed values.",
+    )
+
+
+def probe_served_model(config: Any, label: str | None) -> tuple[Any, Any]:
+    """Open the http engine early so that its probe can name the served model.
+
+    Returns the engine (None for the local engine, opened later) and the configuration with
+    ``served_model`` (and the model label) filled in.
+    """
+    from climb_vllm.engines.select import open_engine
+
+    if config.engine != "http":
+        return None, config
+    engine = open_engine(config)
+    if config.served_model is None:
+        served = engine.describe()["served_model"]
+        config = config.model_copy(update={"served_model": served, "model": label or served})
+    return engine, config
+
+
 def _write_report(store: Any, quiet: bool = False) -> dict[str, Any]:
     """Recompute the intrinsic tables of a run directory, write them, print the Markdown."""
     from climb_vllm.benchmarks.intrinsic import BENCHMARK, IntrinsicTask, intrinsic_tables
@@ -227,23 +308,52 @@ def _write_report(store: Any, quiet: bool = False) -> dict[str, Any]:
     return metrics_json(tables)
 
 
-def _rescore(run_dir: Path) -> None:
-    from climb_vllm.report import diff_metrics
+def _run_benchmarks(run_dir: Path) -> list[str]:
+    """The benchmarks a run directory's manifest holds, in suite order."""
     from climb_vllm.store import RunStore
 
     _require_run_dir(run_dir)
+    present = RunStore(run_dir).manifest().get("benchmarks", {})
+    order = ("intrinsic", "biasmd", "diseasematcher")
+    return [b for b in order if b in present]
+
+
+def _benchmark_report(run_dir: Path, benchmark: str, quiet: bool) -> dict[str, Any]:
+    from climb_vllm.store import RunStore
+
     store = RunStore(run_dir)
-    old_path = run_dir / "results" / "intrinsic" / "metrics.json"
-    old = json.loads(old_path.read_text()) if old_path.exists() else {}
-    new = _write_report(store, quiet=True)
-    changes = diff_metrics(old, new)
-    if not old:
-        print(f"no earlier metrics in {run_dir}; computed them now")
-    elif changes:
-        print(f"{len(changes)} values changed:")
-        print("\n".join(changes))
-    else:
-        print("no metric changed")
+    if benchmark == "intrinsic":
+        return _write_report(store, quiet=quiet)
+    from climb_vllm.hive_runs import write_generation_report
+
+    return write_generation_report(store, benchmark, quiet=quiet)
+
+
+def _report(run_dir: Path) -> None:
+    benchmarks = _run_benchmarks(run_dir)
+    if not benchmarks:
+        raise UserError(
+            f"{run_dir} holds no benchmark run.", "run 'climb-vllm eval ...' into it first."
+        )
+    for benchmark in benchmarks:
+        _benchmark_report(run_dir, benchmark, quiet=False)
+
+
+def _rescore(run_dir: Path) -> None:
+    from climb_vllm.report import diff_metrics
+
+    for benchmark in _run_benchmarks(run_dir):
+        old_path = run_dir / "results" / benchmark / "metrics.json"
+        old = json.loads(old_path.read_text()) if old_path.exists() else {}
+        new = _benchmark_report(run_dir, benchmark, quiet=True)
+        changes = diff_metrics(old, new)
+        if not old:
+            print(f"{benchmark}: no earlier metrics in {run_dir}; computed them now")
+        elif changes:
+            print(f"{benchmark}: {len(changes)} values changed:")
+            print("\n".join(changes))
+        else:
+            print(f"{benchmark}: no metric changed")
 
 
 def _require_run_dir(run_dir: Path) -> None:
@@ -258,15 +368,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``climb-vllm`` console script; returns the exit status."""
     args = _build_parser().parse_args(argv)
     try:
-        if args.verb == "eval":
+        if args.verb == "eval" and args.benchmark == "intrinsic":
             _eval_intrinsic(args)
+        elif args.verb == "eval":
+            from climb_vllm.hive_runs import eval_generation
+
+            eval_generation(args)
+        elif args.verb == "grade":
+            from climb_vllm.hive_runs import grade_external
+
+            grade_external(args)
+        elif args.verb == "prompts":
+            from climb_vllm.hive_runs import write_prompts
+
+            write_prompts(args)
         elif args.verb == "rescore":
             _rescore(args.run_dir)
         elif args.verb == "report":
-            from climb_vllm.store import RunStore
-
-            _require_run_dir(args.run_dir)
-            _write_report(RunStore(args.run_dir))
+            _report(args.run_dir)
         elif args.verb == "serve":
             from climb_vllm.serving import serve
 

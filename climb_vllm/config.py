@@ -18,14 +18,14 @@ _NOT_HASHED = frozenset(
 )
 
 
-class IntrinsicConfig(BaseModel):
-    """Everything that determines the records of a CLIMB intrinsic run.
+class EngineConfig(BaseModel):
+    """How a run reaches its model: the fields every benchmark's configuration shares.
 
     Attributes:
         model: local model folder or hub id.
         tokenizer: tokenizer folder or id when it differs from the model.
         revision: hub revision of the model.
-        engine: which engine scores: "local" (in-process transformers) or "http" (servers).
+        engine: "local" (in-process transformers) or "http" (servers).
         device: resolved device ("cpu" or "cuda") of the local engine.
         dtype: resolved weight dtype of the local engine.
         endpoints: server base URLs of the http engine (not hashed: a restarted server may
@@ -33,14 +33,7 @@ class IntrinsicConfig(BaseModel):
         served_model: the model name the servers serve (http engine).
         strategy: http scoring strategy, "auto" or a named one.
         concurrency / rate / prompts_per_request: http client settings (not hashed).
-        icd_release: packaged release name or exported table path.
-        name_set: packaged name-set key or CSV path.
-        top_k: names per (sex, ethnicity) group.
-        limit: score a stratified sample of this many codes (None = every code).
-        seed: seed of the stratified sample.
-        template: the prompt; ``{description}`` is replaced by the code's description.
-        chunk_size: codes per stored chunk (the unit of resume).
-        batch_tokens: positions per forward pass (not hashed).
+        batch_tokens: positions per forward pass of the local engine (not hashed).
         display: progress display (not hashed).
     """
 
@@ -58,22 +51,8 @@ class IntrinsicConfig(BaseModel):
     concurrency: int = Field(default=64, ge=1)
     rate: int | None = Field(default=None, ge=1)
     prompts_per_request: int = Field(default=256, ge=1, le=1024)
-    icd_release: str = "2021"
-    name_set: str = "nyc-2011-2021"
-    top_k: int = Field(default=5, ge=1, le=10)
-    limit: int | None = Field(default=None, ge=1)
-    seed: int = 0
-    template: str = DEFAULT_TEMPLATE
-    chunk_size: int = Field(default=1024, ge=1)
     batch_tokens: int = Field(default=8192, ge=64)
     display: Literal["rich", "plain", "none"] = "rich"
-
-    @field_validator("template")
-    @classmethod
-    def _has_slot(cls, value: str) -> str:
-        if "{description}" not in value:
-            raise ValueError("the template must contain {description}")
-        return value
 
     def hashed_fields(self) -> dict[str, object]:
         """The fields that define the records (all but speed and display settings)."""
@@ -83,3 +62,61 @@ class IntrinsicConfig(BaseModel):
         """SHA-256 of the hashed fields as canonical JSON."""
         blob = json.dumps(self.hashed_fields(), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()
+
+
+class IntrinsicConfig(EngineConfig):
+    """Everything that determines the records of a CLIMB intrinsic run (beside the engine).
+
+    Attributes:
+        icd_release: packaged release name or exported table path.
+        name_set: packaged name-set key or CSV path.
+        top_k: names per (sex, ethnicity) group.
+        limit: score a stratified sample of this many codes (None = every code).
+        seed: seed of the stratified sample.
+        template: the prompt; ``{description}`` is replaced by the code's description.
+        chunk_size: codes per stored chunk (the unit of resume).
+    """
+
+    icd_release: str = "2021"
+    name_set: str = "nyc-2011-2021"
+    top_k: int = Field(default=5, ge=1, le=10)
+    limit: int | None = Field(default=None, ge=1)
+    seed: int = 0
+    template: str = DEFAULT_TEMPLATE
+    chunk_size: int = Field(default=1024, ge=1)
+
+    @field_validator("template")
+    @classmethod
+    def _has_slot(cls, value: str) -> str:
+        if "{description}" not in value:
+            raise ValueError("the template must contain {description}")
+        return value
+
+
+class GenerationConfig(EngineConfig):
+    """Everything that determines the records of a generation benchmark (BiasMD, DiseaseMatcher).
+
+    Attributes:
+        benchmark: "biasmd" or "diseasematcher".
+        split: "eval" (the authors' test split, the paper's numbers) or "all" items.
+        limit: a sample of this many items, stratified by type / category (None = the split).
+        seed: base seed; each item's sampling seed derives from it and the item id.
+        samples: completions per item.
+        temperature / top_p: sampling settings (temperature 0 = greedy).
+        max_tokens: the most new tokens per completion.
+        system_prompt: an optional system turn (the authors used none).
+        controls: BiasMD only: also ask the derived control items whose pronoun is resolvable.
+        chunk_size: items per stored chunk (the unit of resume).
+    """
+
+    benchmark: Literal["biasmd", "diseasematcher"]
+    split: Literal["eval", "all"] = "eval"
+    limit: int | None = Field(default=None, ge=1)
+    seed: int = 0
+    samples: int = Field(default=1, ge=1, le=64)
+    temperature: float = Field(default=0.8, ge=0.0)
+    top_p: float = Field(default=0.9, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=256, ge=1)
+    system_prompt: str | None = None
+    controls: bool = True
+    chunk_size: int = Field(default=256, ge=1)

@@ -109,8 +109,8 @@ def statement_people(statement: str) -> tuple[str, str] | None:
     "'s" (which marks "Parkinson's", "Alzheimer's") unless it is a known first name, is not
     part of a longer proper noun, is not an attribute (preceded in its phrase by "a", "an",
     "is", "as", ...), and is either a known first name (NYC births), the statement's first word,
-    or follows "and", "while", "named", "brother", a title or a clause word ("Both"). The first two distinct such words are
-    the people.
+    or follows "and", "while", "named", "brother", a title or a clause word ("Both"). The first
+    two distinct such words are the people.
     """
     known = name_sex_counts()
     found: list[str] = []
@@ -139,3 +139,22 @@ def statement_people(statement: str) -> tuple[str, str] | None:
         if len(found) == 2:
             return (found[0], found[1])
     return None
+
+
+def stratified_sample(frame: pl.DataFrame, by: str, limit: int | None, seed: int) -> pl.DataFrame:
+    """``limit`` rows spread evenly over the values of ``by`` (round robin over shuffled groups).
+
+    The rows keep the frame's order. ``limit`` None or at least the frame's height keeps all.
+    """
+    import polars as pl
+
+    if limit is None or limit >= frame.height:
+        return frame
+    ranked = (
+        frame.with_row_index("_row")
+        .with_columns(pl.int_range(pl.len()).shuffle(seed).over(by).alias("_rank"))
+        .sort("_rank", by)
+        .head(limit)
+        .sort("_row")
+    )
+    return ranked.drop("_row", "_rank")

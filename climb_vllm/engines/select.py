@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from climb_vllm.config import IntrinsicConfig
+from climb_vllm.config import EngineConfig
 from climb_vllm.engines.base import Engine
 
 
-def open_engine(config: IntrinsicConfig) -> Engine:
+def open_engine(config: EngineConfig) -> Engine:
     """The in-process engine, or the HTTP engine over ``config.endpoints``."""
     if config.engine == "http":
         from climb_vllm.engines.http import HttpEngine

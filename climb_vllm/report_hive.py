@@ -1,0 +1,127 @@
+"""Tables of the HIVE benchmarks (BiasMD, DiseaseMatcher) in the paper's layout, as Markdown/CSV.
+
+Accuracies are percentages; every interval is a 95% bootstrap percentile interval whose
+resampling unit is the item (question or statement), stated in each table's title.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from climb_vllm.report import metrics_json, to_markdown
+
+BIASMD_TITLES = {
+    "accuracy": "BiasMD accuracy by type (%; items: correct = pronoun not attributed; controls: "
+    "attributed to the only possible person). 95% CI: bootstrap over items",
+    "grades": "BiasMD grade shares",
+}
+DISEASEMATCHER_TITLES = {
+    "table1": "DiseaseMatcher Table 1. Accuracy by attribute and position of the correct patient "
+    "(%); position bias = first - second, 95% CI: bootstrap over questions",
+    "table2": "DiseaseMatcher Table 2. Accuracy by symptoms per patient and position (%)",
+    "grades": "DiseaseMatcher grades by attribute (%; refusal, indecisive, empty rates)",
+}
+
+
+def _pct(column: str) -> pl.Expr:
+    return (pl.col(column) * 100).round(2)
+
+
+def _interval(low: str, high: str, name: str) -> pl.Expr:
+    return pl.format("[{}, {}]", (pl.col(low) * 100).round(1), (pl.col(high) * 100).round(1)).alias(
+        name
+    )
+
+
+def biasmd_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.DataFrame]:
+    """One row per (model, split, kind), accuracy overall and per type as columns."""
+    acc = tables["accuracy"]
+    wide = (
+        acc.with_columns(
+            pl.lit(model).alias("Model"),
+            pl.col("kind").replace({"item": "BiasMD", "control": "Control"}).alias("Items"),
+            _pct("accuracy").alias("acc"),
+        )
+        .pivot(on="subset", index=["Model", "split", "Items"], values="acc")
+        .rename({"split": "Split", "overall": "Overall"})
+    )
+    ci = acc.filter(pl.col("subset") == "overall").select(
+        pl.col("split").alias("Split"),
+        pl.col("kind").replace({"item": "BiasMD", "control": "Control"}).alias("Items"),
+        pl.col("n").alias("N"),
+        _interval("ci_low", "ci_high", "Overall 95% CI"),
+    )
+    layout = wide.join(ci, on=["Split", "Items"], how="left")
+    first = ["Model", "Split", "Items", "N", "Overall", "Overall 95% CI"]
+    return {
+        "accuracy": layout.select(first + [c for c in layout.columns if c not in first]),
+        "grades": tables["grades"].with_columns(_pct("share").alias("share_pct")).drop("share"),
+    }
+
+
+def diseasematcher_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.DataFrame]:
+    """Tables 1 and 2 with percentages and the position-bias interval."""
+
+    def positions(frame: pl.DataFrame, index: list[str]) -> pl.DataFrame:
+        return frame.select(
+            pl.lit(model).alias("Model"),
+            *index,
+            "n",
+            _pct("accuracy").alias("Accuracy"),
+            _pct("accuracy_first").alias("First correct"),
+            _pct("accuracy_second").alias("Second correct"),
+            _pct("position_bias").alias("Position bias"),
+            _interval("bias_ci_low", "bias_ci_high", "Bias 95% CI"),
+        )
+
+    grades = tables["grades"]
+    rates = [c for c in grades.columns if c.endswith("_rate")]
+    return {
+        "table1": positions(tables["table1"], ["split", "attribute"]),
+        "table2": positions(tables["table2"], ["split", "n_symptoms"]),
+        "grades": grades.select(
+            pl.lit(model).alias("Model"),
+            "split",
+            "attribute",
+            "n",
+            _pct("accuracy").alias("Accuracy"),
+            _interval("ci_low", "ci_high", "95% CI"),
+            *[_pct(c).alias(c.removesuffix("_rate").capitalize() + " (%)") for c in rates],
+        ),
+    }
+
+
+def write_tables(
+    directory: Path,
+    heading: str,
+    layout: dict[str, pl.DataFrame],
+    titles: dict[str, str],
+    tables: dict[str, pl.DataFrame],
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    """Write tables.md, one CSV per table and metrics.json into ``directory``; returns tables.md.
+
+    Args:
+        directory: the results folder (created).
+        heading: the Markdown title.
+        layout: the tables as shown.
+        titles: a title per table key.
+        tables: the long-form metrics stored in metrics.json (what rescore compares).
+        extra: more facts for metrics.json (counts of unknown ids, ...).
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    parts = [f"# {heading}", ""]
+    for key, frame in layout.items():
+        parts += [f"## {titles[key]}", "", to_markdown(frame), ""]
+        (directory / f"{key}.csv").write_text(frame.write_csv())
+    metrics: dict[str, Any] = dict(metrics_json(tables))
+    if extra:
+        metrics["facts"] = [extra]
+    (directory / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True))
+    path = directory / "tables.md"
+    path.write_text("\n".join(parts))
+    return path

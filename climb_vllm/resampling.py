@@ -1,0 +1,87 @@
+"""Bootstrap intervals: percentile intervals from resampling a stated unit, with a fixed seed.
+
+Every interval the project reports names its resampling unit (items, cases, names) next to it;
+these functions resample rows of the arrays they are given, so the caller decides the unit by
+what one row is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+#: Resamples per interval; 2,000 keeps the 2.5% / 97.5% percentiles stable to about 0.1 point.
+RESAMPLES = 2000
+
+
+def mean_interval(
+    values: npt.ArrayLike, level: float = 0.95, resamples: int = RESAMPLES, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values`` (one value per unit).
+
+    Returns (nan, nan) for an empty input.
+    """
+    data = np.asarray(values, dtype=np.float64)
+    if data.size == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    return _percentiles(_resampled_means(data, resamples, rng), level)
+
+
+def difference_interval(
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    level: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Interval of mean(a) - mean(b) for two independent groups, each resampled on its own."""
+    xa = np.asarray(a, dtype=np.float64)
+    xb = np.asarray(b, dtype=np.float64)
+    if xa.size == 0 or xb.size == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    diffs = _resampled_means(xa, resamples, rng) - _resampled_means(xb, resamples, rng)
+    return _percentiles(diffs, level)
+
+
+def statistic_interval(
+    size: int,
+    statistic: Callable[[npt.NDArray[np.int64]], float],
+    level: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Interval of any statistic of ``size`` units; ``statistic`` receives resampled indices."""
+    if size == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    values = np.array([statistic(rng.integers(0, size, size)) for _ in range(resamples)])
+    return _percentiles(values, level)
+
+
+def _resampled_means(
+    data: npt.NDArray[np.float64], resamples: int, rng: np.random.Generator
+) -> npt.NDArray[np.float64]:
+    """Means of ``resamples`` bootstrap resamples of ``data``."""
+    unique = np.unique(data)
+    if unique.size <= 2 and np.all(np.isin(unique, (0.0, 1.0))):
+        # 0/1 values (accuracies): the count of ones in a resample is Binomial(n, p), exactly.
+        return rng.binomial(data.size, float(data.mean()), size=resamples) / data.size
+    # Multinomial counts per resample, in batches so memory stays near 32 MB at any n.
+    batch = max(1, 4_000_000 // data.size)
+    means = [
+        rng.multinomial(data.size, np.full(data.size, 1.0 / data.size), size=min(batch, left))
+        @ data
+        / data.size
+        for left in range(resamples, 0, -batch)
+    ]
+    return np.concatenate(means)
+
+
+def _percentiles(values: npt.NDArray[np.float64], level: float) -> tuple[float, float]:
+    tail = (1.0 - level) / 2.0 * 100.0
+    low, high = np.nanpercentile(values, [tail, 100.0 - tail])
+    return (float(low), float(high))
