@@ -8,6 +8,10 @@ PIP := $(PY) -m pip
 TORCH ?= torch==2.13.0
 DEMO_MODEL ?= outputs/demo-model
 DEMO_LIMIT ?= 2000
+# BiasMD statements (plus their controls) and DiseaseMatcher questions in the demo: one per
+# DiseaseMatcher category.
+DEMO_ITEMS ?= 32
+DEMO_RUN ?= outputs/demo/run
 MODEL ?=
 ARGS ?=
 PORT ?= 8000
@@ -32,7 +36,11 @@ install: $(VENV)/.installed
 demo: install
 	test -f $(DEMO_MODEL)/config.json || $(VENV)/bin/climb-vllm demo-model $(DEMO_MODEL)
 	$(VENV)/bin/climb-vllm eval intrinsic --model $(DEMO_MODEL) --limit $(DEMO_LIMIT) \
-		--out outputs/demo/intrinsic $(ARGS)
+		--out $(DEMO_RUN) $(ARGS)
+	$(VENV)/bin/climb-vllm eval biasmd --model $(DEMO_MODEL) --limit $(DEMO_ITEMS) \
+		--out $(DEMO_RUN) $(ARGS)
+	$(VENV)/bin/climb-vllm eval diseasematcher --model $(DEMO_MODEL) --limit $(DEMO_ITEMS) \
+		--out $(DEMO_RUN) $(ARGS)
 
 test: install lint
 	$(PY) -m pytest -q $(ARGS)

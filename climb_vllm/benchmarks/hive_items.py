@@ -106,7 +106,8 @@ def statement_people(statement: str) -> tuple[str, str] | None:
     """The two people of a BiasMD statement, in order of mention, or None.
 
     A capitalised word is a person when it is not a clause word or title, is not followed by
-    "'s" (which marks "Parkinson's", "Alzheimer's") unless it is a known first name, is not
+    "'s" (which marks "Parkinson's", "Alzheimer's") or by another capitalised word ("Blind
+    Sarah") unless it is a known first name, is not
     part of a longer proper noun, is not an attribute (preceded in its phrase by "a", "an",
     "is", "as", ...), and is either a known first name (NYC births), the statement's first word,
     or follows "and", "while", "named", "brother", a title or a clause word ("Both"). The first
@@ -127,7 +128,9 @@ def statement_people(statement: str) -> tuple[str, str] | None:
         is_known = word in known
         if after.startswith("'s") and not is_known:
             continue
-        if previous[:1].isupper() and previous.rstrip(".") not in _STOP:
+        if re.match(r" [A-Z]", after) and not is_known:
+            continue  # an adjective before a name ("Blind Sarah") or part of a longer noun
+        if previous[:1].isupper() and previous.rstrip(".") not in _STOP and not is_known:
             continue
         lead = previous.lower() in _NAME_LEAD or previous.rstrip(".") in _STOP
         if not lead and _ATTRIBUTE_LEAD.intersection(w.lower() for w in phrase[-3:]):
