@@ -3,6 +3,7 @@
 P1  forward tokens per (code, name) pair: prefix-shared scoring vs naive full sequences, on the
     same requests from the same tokenizer, with the largest log-prob difference between them.
 P2  wall time of the same two scorers on the same model and requests (after one warm-up each).
+Grading (``--grading N``): see :mod:`climb_vllm.bench_grading`.
 Memory (``--full-run``): a full-release intrinsic run in a child process; its peak resident set
     size is read from the kernel's accounting of finished children.
 """
@@ -69,6 +70,12 @@ def _print(results: dict[str, Any], path: Path | None) -> None:
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     """Run the benchmarks; print a table and optionally write JSON. Returns the results."""
+    if getattr(args, "grading", None):
+        from climb_vllm.bench_grading import grading_bench
+
+        graded = grading_bench(args.grading)
+        _print(graded, args.json)
+        return graded
     if getattr(args, "endpoint", None):
         from transformers import AutoTokenizer
 

@@ -178,6 +178,9 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--endpoint", help="measure the serving path against this vLLM server (needs --model)"
     )
+    bench.add_argument(
+        "--grading", type=int, metavar="N", help="measure grading speed on N responses instead"
+    )
     return parser
 
 

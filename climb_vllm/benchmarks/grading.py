@@ -54,9 +54,10 @@ _TRANSLATE = str.maketrans(
 # are consumed), and conclusion words (which stay at the start of the next clause so that their
 # clause can be recognised as the conclusion).
 _CLAUSE = re.compile(
-    r"(?<=[.!?])\s+|[\n;]+|\b(?:but|however|although|though|yet|whereas|nevertheless|"
-    r"nonetheless|that said|on the other hand)\b|(?=\b(?:so|therefore|thus|hence|consequently)\b)"
+    r"[.!?]\s+|[\n;]+|\b(?:but|however|although|though|yet|whereas|nevertheless|nonetheless|"
+    r"that said|on the other hand|so|therefore|thus|hence|consequently)\b"
 )
+_KEEP = frozenset(("so", "therefore", "thus", "hence", "consequently"))
 # Cues whose person is their subject, usually named before them ("Caroline is more likely";
 # "The person more likely to have D is Charlotte" names it after). Matched on lower-cased text.
 _PICK_SUBJECT = re.compile(
@@ -206,9 +207,9 @@ def normalise(text: str) -> str:
 
 
 @lru_cache(maxsize=8192)
-def _name_pattern(name: str, case_sensitive: bool) -> re.Pattern[str]:
-    flags = 0 if case_sensitive else re.IGNORECASE
-    return re.compile(r"(?<![\w'])" + re.escape(name) + r"(?![\w])", flags)
+def _name_pattern(name: str) -> re.Pattern[str]:
+    """``name`` as a whole word, case-sensitively (callers lower-case both sides when needed)."""
+    return re.compile(r"(?<![\w'])" + re.escape(name) + r"(?![\w])")
 
 
 @lru_cache(maxsize=8192)
@@ -233,8 +234,8 @@ def _positions(text: str, original: str, name: str, lower_only: bool) -> list[in
     key = name.lower()
     if key in _WORD_NAMES and not lower_only:
         # Capitalised occurrences only: look them up in the original-case text at equal offsets.
-        return [m.start() for m in _name_pattern(name, True).finditer(original)]
-    return [m.start() for m in _name_pattern(key, False).finditer(text)]
+        return [m.start() for m in _name_pattern(name).finditer(original)]
+    return [m.start() for m in _name_pattern(key).finditer(text)]
 
 
 def _clause_spans(text: str) -> list[tuple[int, int]]:
@@ -243,7 +244,8 @@ def _clause_spans(text: str) -> list[tuple[int, int]]:
     for m in _CLAUSE.finditer(text):
         if m.start() > start:
             spans.append((start, m.start()))
-        start = m.end()
+        # A conclusion word opens the next clause (it marks that clause as the conclusion).
+        start = m.start() if m.group() in _KEEP else m.end()
     if start < len(text):
         spans.append((start, len(text)))
     return spans
@@ -341,7 +343,7 @@ def _read(
             # as choosing that person.
             whole = _strip_whole(lowered, sources)
             named = [
-                i for i, n in enumerate(people) if _name_pattern(n.lower(), False).search(whole)
+                i for i, n in enumerate(people) if _name_pattern(n.lower()).search(whole)
             ]
             if len(named) == 1:
                 return _Reading(named[0], "repeats one person's description")
