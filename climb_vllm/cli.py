@@ -189,9 +189,6 @@ def _eval_intrinsic(args: argparse.Namespace) -> None:
 
     from climb_vllm.benchmarks.intrinsic import BENCHMARK, IntrinsicTask, run_intrinsic
     from climb_vllm.config import DEFAULT_TEMPLATE, IntrinsicConfig
-    from climb_vllm.engines.select import open_engine
-    from climb_vllm.store import RunStore, model_slug
-
     settings = engine_settings(args)
     try:
         config = IntrinsicConfig(
@@ -210,14 +207,10 @@ def _eval_intrinsic(args: argparse.Namespace) -> None:
     except ValidationError as exc:
         raise invalid_option(exc, "intrinsic") from exc
     task = IntrinsicTask.from_config(config)  # validates release, names and K before loading
-    engine, config = probe_served_model(config, args.model)
-    run_dir = args.out or Path("outputs") / model_slug(config.model) / args.run_id
-    store = RunStore(run_dir)
-    resumed = store.claim(BENCHMARK, config.hashed_fields(), config.config_hash())
-    engine = engine or open_engine(config)
-    store.annotate(
+    store, engine, config = open_run(
+        config,
+        args,
         BENCHMARK,
-        engine=engine.describe(),
         datasets={
             "icd10cm": {
                 "release": task.ontology.release,
@@ -229,8 +222,6 @@ def _eval_intrinsic(args: argparse.Namespace) -> None:
         },
         prompt_template=config.template,
     )
-    if resumed and args.display != "none":
-        print(f"resuming {run_dir}", file=sys.stderr)
     run_intrinsic(config, store, engine, task)
     _write_report(store, quiet=args.display == "none")
 
@@ -287,6 +278,29 @@ def probe_served_model(config: Any, label: str | None) -> tuple[Any, Any]:
         served = engine.describe()["served_model"]
         config = config.model_copy(update={"served_model": served, "model": label or served})
     return engine, config
+
+
+def open_run(config: Any, args: argparse.Namespace, benchmark: str, **facts: Any) -> Any:
+    """Claim the run directory for ``benchmark`` and open the engine.
+
+    Refuses a directory whose earlier run of ``benchmark`` had another configuration, records
+    the engine and ``facts`` in the manifest, and says when it resumes.
+
+    Returns:
+        (store, engine, config) with the served model filled into ``config`` for http engines.
+    """
+    from climb_vllm.engines.select import open_engine
+    from climb_vllm.store import RunStore, model_slug
+
+    engine, config = probe_served_model(config, args.model)
+    run_dir = args.out or Path("outputs") / model_slug(config.model) / args.run_id
+    store = RunStore(run_dir)
+    resumed = store.claim(benchmark, config.hashed_fields(), config.config_hash())
+    engine = engine or open_engine(config)
+    store.annotate(benchmark, engine=engine.describe(), **facts)
+    if resumed and args.display != "none":
+        print(f"resuming {run_dir}", file=sys.stderr)
+    return store, engine, config
 
 
 def _write_report(store: Any, quiet: bool = False) -> dict[str, Any]:

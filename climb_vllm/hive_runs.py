@@ -40,10 +40,8 @@ def eval_generation(args: argparse.Namespace) -> None:
 
     from climb_vllm.benchmarks.generative import run_generation
     from climb_vllm.benchmarks.hive_items import dataset_hashes
-    from climb_vllm.cli import engine_settings, invalid_option, probe_served_model
+    from climb_vllm.cli import engine_settings, invalid_option, open_run
     from climb_vllm.config import GenerationConfig
-    from climb_vllm.engines.select import open_engine
-    from climb_vllm.store import RunStore, model_slug
 
     benchmark: str = args.benchmark
     try:
@@ -64,20 +62,14 @@ def eval_generation(args: argparse.Namespace) -> None:
     except ValidationError as exc:
         raise invalid_option(exc, benchmark) from exc
     items = items_for(benchmark, config.split, config.limit, config.seed, config.controls)
-    engine, config = probe_served_model(config, args.model)
-    run_dir = args.out or Path("outputs") / model_slug(config.model) / args.run_id
-    store = RunStore(run_dir)
-    resumed = store.claim(benchmark, config.hashed_fields(), config.config_hash())
-    engine = engine or open_engine(config)
-    store.annotate(
+    store, engine, config = open_run(
+        config,
+        args,
         benchmark,
-        engine=engine.describe(),
         datasets={"hive": dataset_hashes()},
         prompt_template=_prompt_note(benchmark),
         seeds={"base": config.seed, "per_item": "crc32('<seed>:<item id>') & 0x7fffffff"},
     )
-    if resumed and args.display != "none":
-        print(f"resuming {run_dir}", file=sys.stderr)
     run_generation(config, store, engine, items)
     write_generation_report(store, benchmark, quiet=args.display == "none")
 
