@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +33,23 @@ def intrinsic_command(model: str | Path, out: Path, *extra: str) -> list[str]:
     """CLI arguments of a quiet CPU intrinsic run of ``model`` into ``out``."""
     return ["eval", "intrinsic", "--model", str(model), "--device", "cpu", "--out", str(out),
             "--display", "none", *extra]  # fmt: skip
+
+
+def kill_after_chunks(command: list[str], chunks: Path, count: int) -> int:
+    """Run ``command``, SIGKILL it once ``chunks`` holds ``count`` chunk files; return how many.
+
+    Fails the test if the run finished before it could be killed.
+    """
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if chunks.is_dir() and len(list(chunks.glob("chunk-*.parquet"))) >= count:
+            break
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    return len(list(chunks.glob("chunk-*.parquet")))
 
 
 def free_port() -> int:

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import polars as pl
@@ -14,6 +10,7 @@ import polars as pl
 from climb_vllm.benchmarks.generative import build_request, item_seed
 from climb_vllm.cli import main
 from climb_vllm.config import GenerationConfig
+from tests.conftest import kill_after_chunks
 
 
 def command(model: Path, out: Path, benchmark: str, *extra: str) -> list[str]:
@@ -59,16 +56,8 @@ def test_killed_run_resumes_to_identical_records(tiny_model: Path, tmp_path: Pat
     resumed = tmp_path / "resumed"
     full = [sys.executable, "-m", "climb_vllm.cli",
             *command(tiny_model, resumed, "diseasematcher", *args)]  # fmt: skip
-    process = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     chunks = resumed / "records" / "diseasematcher"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        if chunks.is_dir() and len(list(chunks.glob("chunk-*.parquet"))) >= 3:
-            break
-        time.sleep(0.02)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    assert process.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    kill_after_chunks(full, chunks, 3)
     assert len(list(chunks.glob("chunk-*.parquet"))) < 24
     assert main(command(tiny_model, resumed, "diseasematcher", *args)) == 0
 

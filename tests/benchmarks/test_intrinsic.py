@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from climb_vllm.cli import main
-from tests.conftest import intrinsic_command
+from tests.conftest import intrinsic_command, kill_after_chunks
 
 
 def test_end_to_end_records_and_tables(
@@ -78,17 +75,8 @@ def test_killed_run_resumes_to_identical_tables(tiny_model: Path, tmp_path: Path
         "climb_vllm.cli",
         *intrinsic_command(tiny_model, resumed, *args),
     ]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     chunks = resumed / "records" / "intrinsic"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        if chunks.is_dir() and len(list(chunks.glob("chunk-*.parquet"))) >= 5:
-            break
-        time.sleep(0.02)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    assert process.returncode == -signal.SIGKILL, "the run finished before it could be killed"
-    written = len(list(chunks.glob("chunk-*.parquet")))
+    written = kill_after_chunks(command, chunks, 5)
     assert 5 <= written < 60
 
     completed = subprocess.run(command, capture_output=True, text=True, timeout=300)
