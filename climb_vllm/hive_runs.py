@@ -153,6 +153,16 @@ def write_generation_report(store: RunStore, benchmark: str, quiet: bool = False
     return loaded
 
 
+def _make_folder(folder: Path, option: str) -> None:
+    """Create ``folder`` for output, or stop with the reason and the option to change."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"Cannot write to {folder} ({exc.strerror}).", f"pass {option} with a writable path."
+        ) from exc
+
+
 def read_responses(path: Path) -> pl.DataFrame:
     """A responses CSV (columns ``id``, ``response``; optional ``sample``), validated.
 
@@ -232,6 +242,7 @@ def grade_external(args: argparse.Namespace) -> None:
         "empty": int((graded["grade"] == "empty").sum()),
     }
     if args.out:
+        _make_folder(args.out, "--out")
         path = write_tables(args.out, heading, layout, titles, tables, counts)
         graded.select("id", "sample", "grade", "rule", "correct", "response").write_csv(
             args.out / "graded.csv"
@@ -261,6 +272,6 @@ def write_prompts(args: argparse.Namespace) -> None:
     items = items_for(args.benchmark, args.split, args.limit, args.seed, not args.no_controls)
     if "kind" not in items.columns:
         items = items.with_columns(pl.lit("item").alias("kind"))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+    _make_folder(args.out.parent, "the output file")
     items.select("id", "kind", "prompt").write_csv(args.out)
     print(f"{items.height} prompts written to {args.out}")

@@ -71,3 +71,14 @@ def test_bad_response_files(
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _grade(tmp_path / "nope.csv", capsys)
     assert code == 2 and "does not exist" in err
+
+
+def test_unwritable_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["prompts", "biasmd", str(blocker / "prompts.csv")]) == 2
+    assert "Cannot write to" in capsys.readouterr().err
+    responses = tmp_path / "responses.csv"
+    responses.write_text("id,response\ndm-00001,Cora\n")
+    code, _, err = _grade(responses, capsys, "--out", str(blocker / "graded"))
+    assert code == 2 and "Cannot write to" in err and "--out" in err
