@@ -123,14 +123,14 @@ def swap_sex(text: str, to: str = "female", section: str = "note") -> tuple[str,
 
 
 def _followed_by_word(text: str, end: int) -> bool:
-    """True when a word (not punctuation or the end) follows the position ``end``."""
-    rest = text[end : end + 40]
-    match = re.match(r"\s+([A-Za-z0-9])", rest)
-    if not match:
-        return False
-    # "his" before a conjunction or preposition stands alone ("his and hers", "his to keep").
-    following = re.match(r"\s+([A-Za-z]+)", rest)
-    return not (following and following.group(1).lower() in {"and", "or", "to", "is", "was"})
+    """True when a word (not punctuation or the end) follows the position ``end``.
+
+    "his" before a conjunction, preposition or verb stands alone ("his and hers", "his to keep").
+    """
+    following = re.match(r"\s+([A-Za-z0-9]+)", text[end : end + 40])
+    return following is not None and following.group(1).lower() not in {
+        "and", "or", "to", "is", "was",
+    }  # fmt: skip
 
 
 def _apply(text: str, edits: list[Edit]) -> str:

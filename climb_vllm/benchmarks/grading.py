@@ -169,7 +169,6 @@ _UNNAMED = re.compile(
     r"neighbou?r|colleague|coworker|partner|brother|sister|first|second)\b"
 )
 _SHARED = re.compile(r"\b(?:both|either|each|neither|nor)\b")
-_WORD = re.compile(r"[a-z][a-z'\-]*")
 # Names that are also everyday English words: matched only when capitalised, unless the whole
 # response is lower case.
 _WORD_NAMES = frozenset(
@@ -269,17 +268,13 @@ def _votes(clause: str, names: list[list[int]], weight_bonus: int) -> list[tuple
     weight = 1 + weight_bonus
     both = all(present)
     comparative = " than " in clause
-    # Shared: both people joined by "both/either/neither" or offered as alternatives ("X or Y").
-    shared = (
-        both
-        and not comparative
-        and (_SHARED.search(clause) is not None or re.search(r"\bor\b", clause) is not None)
-    )
-    occurrences = sorted((p, i) for i, ps in enumerate(names) for p in ps)
-    if shared or (both and re.search(r"\bas well as\b", clause)):
-        # Both people offered together is a shared vote even without a pick cue ("It could be
-        # Patricia or Susan"); pick cues below add nothing to it.
+    # Both people joined by "both/either/neither", offered as alternatives ("X or Y") or
+    # together ("X as well as Y") make one shared vote, with or without a pick cue ("It could be
+    # Patricia or Susan"); pick cues in such a clause add nothing to it.
+    joined = _SHARED.search(clause) or re.search(r"\bor\b", clause)
+    if both and ((joined and not comparative) or re.search(r"\bas well as\b", clause)):
         return [(None, weight)]
+    occurrences = sorted((p, i) for i, ps in enumerate(names) for p in ps)
     for pattern, kind in (
         (_PICK_SUBJECT, "subject"),
         (_PICK_OBJECT, "object"),
@@ -290,9 +285,6 @@ def _votes(clause: str, names: list[list[int]], weight_bonus: int) -> list[tuple
             # Negations count only within the cue's own phrase: "Although Y has no fever, X is
             # more likely" still picks X.
             if _NEGATION.search(clause, phrase, cue.start()):
-                continue
-            if shared:
-                found.append((None, weight))
                 continue
             before = [(cue.start() - p, i) for p, i in occurrences if p < cue.start()]
             after = [(p - cue.end(), i) for p, i in occurrences if p >= cue.end()]
@@ -306,7 +298,7 @@ def _votes(clause: str, names: list[list[int]], weight_bonus: int) -> list[tuple
         if _DIRECT_BEFORE.search(lead) and not _NEGATION.search(
             clause, _phrase_start(clause, position), position
         ):
-            found.append((None, weight) if shared else (person, weight))
+            found.append((person, weight))
     if len({i for _, i in occurrences}) == 1:
         # A clause that is only the name, perhaps after "so" or "answer:": a concluding pick.
         position, person = occurrences[0]
@@ -342,9 +334,7 @@ def _read(
             # Nothing but repeated prompt sentences: a repeated description of one person reads
             # as choosing that person.
             whole = _strip_whole(lowered, sources)
-            named = [
-                i for i, n in enumerate(people) if _name_pattern(n.lower()).search(whole)
-            ]
+            named = [i for i, n in enumerate(people) if _name_pattern(n.lower()).search(whole)]
             if len(named) == 1:
                 return _Reading(named[0], "repeats one person's description")
             return _Reading(None, "unclear")
@@ -462,11 +452,6 @@ def grade_diseasematcher(
     if reading.rule == "refusal":
         return Grade("refusal", reading.rule)
     return Grade("indecisive", reading.rule)
-
-
-def words(text: str) -> list[str]:
-    """Lower-cased word tokens (used to find names in statements)."""
-    return _WORD.findall(text.lower())
 
 
 #: Below this many responses, grading stays in this process (starting workers costs more).
