@@ -1,8 +1,8 @@
 """``climb-vllm bench --grading N``: grading throughput on N realistic responses.
 
-The responses are the hand-labelled answers (tests/golden/graders is not packaged, so a fixed
-set of answer shapes stands in) each lengthened with a typical reasoning paragraph, so that
-their length resembles real model output (about 600 characters). Each is paired with a real
+The responses follow a fixed set of answer shapes like those of the hand-labelled set, each
+lengthened with a typical reasoning paragraph so that their length resembles real model output
+(about 460 characters on average). Each is paired with a real
 DiseaseMatcher or BiasMD item in turn. Baseline: the same grading in one process.
 """
 
