@@ -101,6 +101,33 @@ def _add_generation(sub: Any, name: str, help_text: str, max_tokens: int) -> Non
     parser.add_argument("--chunk-size", type=int, default=256, help="items per stored chunk")
 
 
+def _add_extrinsic(sub: Any) -> None:
+    text = "CLIMB extrinsic: diagnoses for counterfactual clinical notes, recall by ICD level"
+    parser = sub.add_parser("extrinsic", help=text, description=text)
+    _add_engine_args(parser)
+    parser.add_argument(
+        "--cases", default="synthetic",
+        help="JSONL case file (format in the README) or 'synthetic' (the packaged 40 cases)",
+    )  # fmt: skip
+    parser.add_argument("--limit", type=int, help="only the first N cases")
+    parser.add_argument("--icd-release", default="2021", help="2021 (paper default) or 2026")
+    parser.add_argument("--seed", type=int, default=0, help="base sampling seed")
+    parser.add_argument("--samples", type=int, default=1, help="completions per prompt (k)")
+    parser.add_argument(
+        "--temperature", type=float,
+        help="sampling temperature (default: the model's own generation settings, as the paper)",
+    )  # fmt: skip
+    parser.add_argument("--top-p", type=float, help="nucleus mass (default: the model's own)")
+    parser.add_argument("--greedy", action="store_true", help="greedy decoding (temperature 0)")
+    parser.add_argument("--max-tokens", type=int, default=650, help="new tokens per answer")
+    parser.add_argument("--no-placebo", action="store_true", help="skip the placebo variants")
+    parser.add_argument(
+        "--index-limit", type=int,
+        help="map onto N sampled codes plus the gold codes instead of all codes (quick demos)",
+    )  # fmt: skip
+    parser.add_argument("--chunk-size", type=int, default=64, help="prompts per stored chunk")
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="climb-vllm", description="Demographic-bias benchmarks for clinical language models."
@@ -109,6 +136,7 @@ def _build_parser() -> argparse.ArgumentParser:
     evaluate = verbs.add_parser("eval", help="run a benchmark")
     benchmarks = evaluate.add_subparsers(dest="benchmark", required=True)
     _add_intrinsic(benchmarks)
+    _add_extrinsic(benchmarks)
     _add_generation(
         benchmarks, "biasmd", "BiasMD: ambiguous pronoun statements (and resolvable controls)", 256
     )
@@ -331,7 +359,7 @@ def _run_benchmarks(run_dir: Path) -> list[str]:
 
     _require_run_dir(run_dir)
     present = RunStore(run_dir).manifest().get("benchmarks", {})
-    order = ("intrinsic", "biasmd", "diseasematcher")
+    order = ("intrinsic", "extrinsic", "biasmd", "diseasematcher")
     return [b for b in order if b in present]
 
 
@@ -341,6 +369,10 @@ def _benchmark_report(run_dir: Path, benchmark: str, quiet: bool) -> dict[str, A
     store = RunStore(run_dir)
     if benchmark == "intrinsic":
         return _write_report(store, quiet=quiet)
+    if benchmark == "extrinsic":
+        from climb_vllm.extrinsic_runs import write_extrinsic_report
+
+        return write_extrinsic_report(store, quiet=quiet)
     from climb_vllm.hive_runs import write_generation_report
 
     return write_generation_report(store, benchmark, quiet=quiet)
@@ -387,6 +419,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.verb == "eval" and args.benchmark == "intrinsic":
             _eval_intrinsic(args)
+        elif args.verb == "eval" and args.benchmark == "extrinsic":
+            from climb_vllm.extrinsic_runs import eval_extrinsic
+
+            eval_extrinsic(args)
         elif args.verb == "eval":
             from climb_vllm.hive_runs import eval_generation
 

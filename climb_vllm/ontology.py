@@ -48,6 +48,14 @@ LEVEL_NAMES = {
 }
 
 
+def dotted_code(code: str) -> str:
+    """A code in the release's dotted form: "e119" -> "E11.9"; "I10" stays."""
+    code = code.strip().upper()
+    if "." not in code and len(code) > 3:
+        code = code[:3] + "." + code[3:]
+    return code
+
+
 def _data_file(name: str) -> Path:
     return Path(str(importlib.resources.files("climb_vllm") / "data" / "icd10cm" / name))
 

@@ -85,3 +85,53 @@ def _percentiles(values: npt.NDArray[np.float64], level: float) -> tuple[float, 
     tail = (1.0 - level) / 2.0 * 100.0
     low, high = np.nanpercentile(values, [tail, 100.0 - tail])
     return (float(low), float(high))
+
+
+def resample_weights(
+    size: int, resamples: int = RESAMPLES, seed: int = 0
+) -> npt.NDArray[np.float64]:
+    """Bootstrap weights: row r counts how often each of ``size`` units is drawn in resample r.
+
+    A statistic that is a ratio of sums over units (a micro-averaged recall, say) is then
+    ``(weights @ numerators) / (weights @ denominators)`` for every resample at once.
+    """
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(size, np.full(size, 1.0 / size), size=resamples).astype(np.float64)
+
+
+def interval(values: npt.NDArray[np.float64], level: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of resampled values (nan where a resample was undefined)."""
+    return _percentiles(values, level)
+
+
+def sign_flip_p(
+    differences: npt.NDArray[np.float64],
+    scale: npt.NDArray[np.float64],
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> float:
+    """Two-sided p-value of a paired comparison by random sign flips of whole units.
+
+    The statistic is ``mean_j (sum_u differences[u, j]) / scale[j]`` (for CLIMB: the mean over
+    ICD levels of hit differences summed over cases, over the gold count of each level). Under
+    the null hypothesis the two conditions of a unit are exchangeable, so each unit's row is as
+    likely negated.
+
+    Args:
+        differences: one row per unit, one column per component (e.g. level).
+        scale: the divisor of each column.
+        resamples: random sign vectors drawn.
+
+    Returns:
+        (1 + number of flipped statistics at least as extreme) / (1 + resamples).
+    """
+    if differences.shape[0] == 0:
+        return float("nan")
+    rng = np.random.default_rng(seed)
+    observed = float((differences.sum(axis=0) / scale).mean())
+    extreme = 0
+    for left in range(resamples, 0, -1000):
+        signs = rng.choice((-1.0, 1.0), size=(min(1000, left), differences.shape[0]))
+        flipped = ((signs @ differences) / scale).mean(axis=1)
+        extreme += int(np.sum(np.abs(flipped) >= abs(observed) - 1e-12))
+    return (1 + extreme) / (1 + resamples)

@@ -81,3 +81,44 @@ def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> I
         yield urls[0]
     finally:
         stop(state)
+
+
+#: Codes the mapping tests index: a few chosen titles plus a stratified sample around them.
+MAPPING_CODES = ("I10", "E11.9", "J18.9", "N17.9", "I21.4", "E78.5", "J44.1", "N40.0", "C61")
+
+
+@pytest.fixture(scope="session")
+def ontology_2021():  # type: ignore[no-untyped-def]
+    from climb_vllm.ontology import load_ontology
+
+    return load_ontology("2021")
+
+
+@pytest.fixture(scope="session")
+def encoder():  # type: ignore[no-untyped-def]
+    """The real all-MiniLM-L6-v2 from its PyPI package."""
+    from climb_vllm.title_index import Encoder
+
+    return Encoder(device="cpu")
+
+
+@pytest.fixture(scope="session")
+def mapping_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("embedding-cache")
+
+
+@pytest.fixture(scope="session")
+def subset_index(ontology_2021, encoder, mapping_cache: Path):  # type: ignore[no-untyped-def]
+    """A real embedding index over 600 sampled codes plus :data:`MAPPING_CODES`."""
+    from climb_vllm.title_index import build_or_load
+
+    sample = set(ontology_2021.stratified_subset(600, seed=1)) | set(MAPPING_CODES)
+    codes = [c for c in ontology_2021.codes if c in sample]
+    return build_or_load(ontology_2021, codes, encoder, cache=mapping_cache, display="none")
+
+
+@pytest.fixture(scope="session")
+def mapper(ontology_2021, subset_index, encoder):  # type: ignore[no-untyped-def]
+    from climb_vllm.icdmap import Mapper
+
+    return Mapper(ontology_2021, subset_index, encoder)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from climb_vllm.errors import UserError
-from climb_vllm.ontology import Ontology
+from climb_vllm.ontology import Ontology, dotted_code
 
 SECTIONS = ("clinical_note", "radiology", "labs")
 #: Section headings shown to the model, in CliBench's order.
@@ -51,13 +51,6 @@ class Case:
     marital_status: str | None = None
     admission_location: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
-
-
-def _dotted(code: str) -> str:
-    code = code.strip().upper()
-    if "." not in code and len(code) > 3:
-        code = code[:3] + "." + code[3:]
-    return code
 
 
 def _fail(path: str, line: int, message: str, fix: str) -> UserError:
@@ -138,7 +131,7 @@ def parse_cases(text: str, ontology: Ontology, path: str = "cases") -> list[Case
                 "field 'gold_codes' is missing, empty or not a list of strings",
                 'add "gold_codes": ["I21.4", ...]; a case without gold codes cannot be scored.',
             )
-        codes = tuple(dict.fromkeys(_dotted(c) for c in gold))
+        codes = tuple(dict.fromkeys(dotted_code(c) for c in gold))
         missing = [c for c in codes if c not in ontology]
         if missing:
             raise _fail(

@@ -1,9 +1,9 @@
 """Running a generation benchmark: prompts -> engine.generate -> stored, resumable records.
 
-Shared by BiasMD and DiseaseMatcher. Items are processed in chunks; a chunk's requests go to the
-engine together (the HTTP engine sends them concurrently, bounded by its worker pool) and the
-chunk's records are written atomically before the next one starts, so a killed run resumes at the
-first missing chunk without losing or repeating a record.
+Shared by BiasMD, DiseaseMatcher and CLIMB extrinsic. Items are processed in chunks; a chunk's
+requests go to the engine together (the HTTP engine sends them concurrently, bounded by its
+worker pool) and the chunk's records are written atomically before the next one starts, so a
+killed run resumes at the first missing chunk without losing or repeating a record.
 
 Records: one row per (item, sample) with ``id, sample, seed, response, finish_reason,
 completion_tokens, prompt_tokens``. The seed of an item is derived from the run's seed and the
@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from climb_vllm.config import GenerationConfig
+from climb_vllm.config import ExtrinsicConfig, GenerationConfig
 from climb_vllm.engines.base import Engine, GenerateRequest, Generation
 from climb_vllm.progress import Progress
 from climb_vllm.store import RunStore
@@ -30,11 +30,15 @@ def item_seed(seed: int, item_id: str) -> int:
     return zlib.crc32(f"{seed}:{item_id}".encode()) & 0x7FFFFFFF
 
 
-def build_request(config: GenerationConfig, item_id: str, prompt: str) -> GenerateRequest:
-    """The chat request for one item: an optional system turn, then the prompt as a user turn."""
+def build_request(
+    config: GenerationConfig | ExtrinsicConfig, item_id: str, prompt: str, system: str | None = None
+) -> GenerateRequest:
+    """The chat request for one item: a system turn (the item's own, else the configured one,
+    else none), then the prompt as a user turn."""
     messages: list[dict[str, str]] = []
-    if config.system_prompt:
-        messages.append({"role": "system", "content": config.system_prompt})
+    system = system or config.system_prompt
+    if system:
+        messages.append({"role": "system", "content": system})
     messages.append({"role": "user", "content": prompt})
     return GenerateRequest(
         messages=tuple(messages),
@@ -77,18 +81,22 @@ def records_frame(
 
 
 def run_generation(
-    config: GenerationConfig,
+    config: GenerationConfig | ExtrinsicConfig,
     store: RunStore,
     engine: Engine,
     items: pl.DataFrame,
 ) -> int:
-    """Generate for every chunk of ``items`` (columns ``id``, ``prompt``) not stored yet.
+    """Generate for every chunk of ``items`` (columns ``id``, ``prompt``, optional ``system``)
+    not stored yet.
 
     Returns:
         The number of chunks generated in this call.
     """
     ids: list[str] = items["id"].to_list()
     prompts: list[str] = items["prompt"].to_list()
+    systems: list[str | None] = (
+        items["system"].to_list() if "system" in items.columns else [None] * len(ids)
+    )
     size = config.chunk_size
     chunks = [(i // size, range(i, min(i + size, len(ids)))) for i in range(0, len(ids), size)]
     done = store.finished_chunks(config.benchmark)
@@ -99,7 +107,7 @@ def run_generation(
             if index in done:
                 continue
             chunk_ids = [ids[i] for i in rows]
-            requests = [build_request(config, ids[i], prompts[i]) for i in rows]
+            requests = [build_request(config, ids[i], prompts[i], systems[i]) for i in rows]
             generations = engine.generate(requests)
             store.write_chunk(
                 config.benchmark, index, records_frame(chunk_ids, requests, generations)

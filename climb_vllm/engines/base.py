@@ -57,8 +57,9 @@ class GenerateRequest:
         prompt: a raw text prompt, used when ``messages`` is empty.
         n: number of samples.
         seed: sampling seed; the same seed gives the same samples on the same engine.
-        temperature: 0 means greedy decoding.
-        top_p: nucleus mass.
+        temperature: 0 means greedy decoding; None uses the model's own generation settings
+            (its generation_config; servers apply theirs).
+        top_p: nucleus mass; None as for temperature.
         max_tokens: the most new tokens per sample.
     """
 
@@ -66,8 +67,8 @@ class GenerateRequest:
     prompt: str = ""
     n: int = 1
     seed: int = 0
-    temperature: float = 1.0
-    top_p: float = 1.0
+    temperature: float | None = 1.0
+    top_p: float | None = 1.0
     max_tokens: int = 256
 
 

@@ -327,10 +327,14 @@ class HttpEngine:
                 "model": self.served_model,
                 "n": request.n,
                 "seed": request.seed,
-                "temperature": request.temperature,
-                "top_p": request.top_p,
                 "max_tokens": request.max_tokens,
             }
+            # Left out, the server applies the model's own settings (vLLM reads the model's
+            # generation_config.json by default).
+            if request.temperature is not None:
+                body["temperature"] = request.temperature
+            if request.top_p is not None:
+                body["top_p"] = request.top_p
             if request.messages:
                 body["messages"] = list(request.messages)
                 path = "/v1/chat/completions"
@@ -343,14 +347,18 @@ class HttpEngine:
         def check(index: int, body: Any) -> Generation:
             try:
                 choices = sorted(body["choices"], key=lambda c: c["index"])
-                texts = tuple(
-                    c["message"]["content"] if "message" in c else c["text"] for c in choices
+                raw = [c["message"]["content"] if "message" in c else c["text"] for c in choices]
+                # A choice without text (a tool call, a refusal object) is kept as an empty
+                # answer marked "non-text", to be counted, not retried forever.
+                texts = tuple(t if isinstance(t, str) else "" for t in raw)
+                reasons = tuple(
+                    str(c.get("finish_reason") or "stop") if isinstance(t, str) else "non-text"
+                    for c, t in zip(choices, raw)
                 )
-                reasons = tuple(str(c.get("finish_reason") or "stop") for c in choices)
                 usage = body.get("usage") or {}
             except (TypeError, KeyError) as exc:
                 raise ResponseError(f"malformed completion ({exc!r})") from exc
-            if len(texts) != requests[index].n or any(t is None for t in texts):
+            if len(texts) != requests[index].n:
                 raise ResponseError(f"{len(texts)} completions for n={requests[index].n}")
             counts = tuple(len(self._encode(t)) for t in texts)
             return Generation(texts, reasons, counts, int(usage.get("prompt_tokens", 0)))

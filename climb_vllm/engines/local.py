@@ -400,22 +400,31 @@ class LocalEngine:
         for request in requests:
             prompt = self.render(request)
             torch.manual_seed(request.seed)
-            greedy = request.temperature <= 0
             kwargs: dict[str, Any] = {
                 "max_new_tokens": request.max_tokens,
-                "do_sample": not greedy,
                 "num_return_sequences": request.n,
                 "pad_token_id": pad,
             }
-            if not greedy:
-                kwargs.update(temperature=request.temperature, top_p=request.top_p, top_k=0)
+            if request.temperature is not None:
+                greedy = request.temperature <= 0
+                kwargs["do_sample"] = not greedy
+                if not greedy:
+                    top_p = 1.0 if request.top_p is None else request.top_p
+                    kwargs.update(temperature=request.temperature, top_p=top_p, top_k=0)
+            elif request.n > 1 and not self.model.generation_config.do_sample:
+                # The model's own settings are greedy: n samples would be n copies.
+                kwargs["num_return_sequences"] = 1
+            # temperature None: nothing passed, so generate() applies the model's
+            # generation_config (sampling or not, temperature, top_p, top_k), as servers do.
             with torch.inference_mode():
                 ids = torch.tensor([prompt], device=self.device)
                 generated = self.model.generate(
                     input_ids=ids, attention_mask=torch.ones_like(ids), **kwargs
                 )
             texts, reasons, counts = [], [], []
-            for row in generated[:, len(prompt) :].tolist():
+            rows = generated[:, len(prompt) :].tolist()
+            rows = rows * (request.n // len(rows)) if len(rows) < request.n else rows
+            for row in rows:
                 if eos is not None and eos in row:
                     row = row[: row.index(eos)]
                     reasons.append("stop")
