@@ -4,6 +4,7 @@ P1  forward tokens per (code, name) pair: prefix-shared scoring vs naive full se
     same requests from the same tokenizer, with the largest log-prob difference between them.
 P2  wall time of the same two scorers on the same model and requests (after one warm-up each).
 Grading (``--grading N``): see :mod:`climb_vllm.bench_grading`.
+ICD mapping (``--mapping N``): see :mod:`climb_vllm.bench_mapping`.
 Memory (``--full-run``): a full-release intrinsic run in a child process; its peak resident set
     size is read from the kernel's accounting of finished children.
 """
@@ -76,6 +77,12 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         graded = grading_bench(args.grading)
         _print(graded, args.json)
         return graded
+    if getattr(args, "mapping", None):
+        from climb_vllm.bench_mapping import mapping_bench
+
+        mapped = mapping_bench(args.mapping)
+        _print(mapped, args.json)
+        return mapped
     if getattr(args, "endpoint", None):
         from transformers import AutoTokenizer
 

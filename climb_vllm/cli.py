@@ -209,6 +209,9 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--grading", type=int, metavar="N", help="measure grading speed on N responses instead"
     )
+    bench.add_argument(
+        "--mapping", type=int, metavar="N", help="measure ICD mapping speed on N texts instead"
+    )
     return parser
 
 

@@ -8,8 +8,12 @@ code set, encoder) and stored under the cache folder (``$CLIMB_VLLM_CACHE``, els
 ``$XDG_CACHE_HOME/climb-vllm``, else ``~/.cache/climb-vllm``); later runs load them in well
 under a second.
 
-The index is exact (``IndexFlatIP`` on unit vectors, so inner product = cosine): approximate
-search would change a mapping now and then, and every mapping is a number a user must trust.
+Search is exact: ``IndexFlatIP`` on unit vectors (inner product = cosine). An HNSW graph was
+measured (BENCHMARKS.md): it found the brute-force nearest title for only 98.3% of distinct
+paraphrases at efSearch 256, and was no faster than exact search at efSearch 768 (99.5%); a
+mapping a user cannot reproduce by brute force is not worth the time saved. Equal similarities
+(ICD-10-CM repeats some titles) go to the earlier code of the release, as CliBench's
+``list.index(max(...))`` does.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ if TYPE_CHECKING:
 ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 #: Titles per encode call: large enough for fast batches, small enough for a smooth progress bar.
 _BLOCK = 2048
+#: Neighbours fetched per query, so that titles tied with the k-th one can be ordered by row.
+CANDIDATES = 32
 
 
 def cache_root() -> Path:
@@ -104,11 +110,27 @@ class TitleIndex:
     def search(
         self, queries: npt.NDArray[np.float32], k: int = 1
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-        """(similarities, row numbers) of the ``k`` nearest titles of each query row."""
+        """(similarities, row numbers) of the ``k`` nearest titles of each query row, best
+        first; equal similarities are ordered by row (release order). Rows of -1 mean fewer
+        than ``k`` titles exist."""
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
         if queries.shape[0] == 0:
             return np.zeros((0, k), np.float32), np.zeros((0, k), np.int64)
-        sims, rows = self.index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
-        return sims, rows
+        wanted = min(len(self.codes), max(k, CANDIDATES))
+        _, rows = self.index.search(queries, wanted)
+        # Re-scored in float32 the same way for every candidate, then a stable order: best
+        # similarity, then lowest row.
+        safe = np.where(rows >= 0, rows, 0)
+        sims = np.einsum("qd,qkd->qk", queries, self.embeddings[safe])
+        sims = np.where(rows >= 0, sims, -np.inf).astype(np.float32)
+        order = np.lexsort((rows, -sims), axis=1)[:, :k]
+        top_rows = np.take_along_axis(rows, order, axis=1)
+        top_sims = np.take_along_axis(sims, order, axis=1)
+        if top_rows.shape[1] < k:
+            pad = k - top_rows.shape[1]
+            top_rows = np.pad(top_rows, ((0, 0), (0, pad)), constant_values=-1)
+            top_sims = np.pad(top_sims, ((0, 0), (0, pad)), constant_values=-np.inf)
+        return top_sims, top_rows.astype(np.int64)
 
     def describe(self) -> dict[str, Any]:
         """Facts for the manifest."""
@@ -129,7 +151,8 @@ def _key(ontology: Ontology, codes: Sequence[str], encoder: str) -> str:
     return digest.hexdigest()[:20]
 
 
-def _flat_index(embeddings: npt.NDArray[np.float32]) -> Any:
+def _index(embeddings: npt.NDArray[np.float32]) -> Any:
+    """An exact inner-product FAISS index of ``embeddings``."""
     import faiss
 
     index = faiss.IndexFlatIP(embeddings.shape[1])
@@ -173,7 +196,7 @@ def build_or_load(
     if path.exists():
         embeddings = np.load(path, mmap_mode=None)
         if embeddings.shape[0] == len(chosen):
-            return TitleIndex(chosen, titles, embeddings, _flat_index(embeddings), key, path)
+            return TitleIndex(chosen, titles, embeddings, _index(embeddings), key, path)
     encoder = encoder or Encoder(device="cpu")
     blocks = []
     with Progress("embedding ICD titles", len(titles), display) as progress:
@@ -194,7 +217,7 @@ def build_or_load(
             f"Cannot write the embedding cache in {folder} ({exc.strerror}).",
             "set CLIMB_VLLM_CACHE to a writable folder.",
         ) from exc
-    return TitleIndex(chosen, titles, embeddings, _flat_index(embeddings), key, path)
+    return TitleIndex(chosen, titles, embeddings, _index(embeddings), key, path)
 
 
 def encoder_fingerprint() -> str:

@@ -85,7 +85,8 @@ def test_bad_case_files(
     assert "does not exist" in missing and "Fix:" in missing
     bad = tmp_path / "cases.jsonl"
     row = {"id": "x", "sex": "male", "ethnicity": "White", "insurance": "Other",
-           "notes": {"clinical_note": "He has gout."}, "gold_codes": ["M10.9", "QQQ.1"]}  # fmt: skip
+           "notes": {"clinical_note": "He has gout."},
+           "gold_codes": ["M10.9", "QQQ.1"]}  # fmt: skip
     bad.write_text(json.dumps(row) + "\n")
     unknown = _error(capsys, command(tiny_model, tmp_path / "b", "--cases", str(bad)))
     assert "line 1" in unknown and "QQQ.1" in unknown

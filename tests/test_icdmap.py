@@ -9,7 +9,6 @@ import pytest
 
 from climb_vllm.icdmap import MAX_POINTS, clean_point, normalise, split_points
 
-
 # -- points ---------------------------------------------------------------------------------
 
 

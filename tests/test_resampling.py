@@ -31,3 +31,26 @@ def test_difference_and_empty() -> None:
     assert low == high == 1.0
     assert all(math.isnan(v) for v in mean_interval([]))
     assert all(math.isnan(v) for v in difference_interval([], [1.0]))
+
+
+def test_sign_flip_p_detects_a_consistent_paired_change() -> None:
+    import numpy as np
+
+    from climb_vllm.resampling import sign_flip_p
+
+    # 12 units all lose one hit of 10 gold: only the all-negative flip (and its mirror) is as
+    # extreme, so p is about 2 / 4096.
+    consistent = np.full((12, 1), -1.0)
+    assert sign_flip_p(consistent, np.array([10.0])) < 0.002
+    # Changes that cancel out: p = 1.
+    mixed = np.array([[1.0], [-1.0]] * 6)
+    assert sign_flip_p(mixed, np.array([10.0])) == 1.0
+    assert np.isnan(sign_flip_p(np.zeros((0, 1)), np.array([1.0])))
+
+
+def test_resample_weights_draw_each_resample_of_full_size() -> None:
+    from climb_vllm.resampling import resample_weights
+
+    weights = resample_weights(7, resamples=50, seed=3)
+    assert weights.shape == (50, 7)
+    assert (weights.sum(axis=1) == 7).all()

@@ -7,6 +7,7 @@ import json
 import polars as pl
 
 from climb_vllm.benchmarks.cases import load_cases
+from climb_vllm.benchmarks.counterfactual import variants
 from climb_vllm.benchmarks.extrinsic import (
     QUESTION,
     SYSTEM,
@@ -14,7 +15,6 @@ from climb_vllm.benchmarks.extrinsic import (
     items_frame,
     user_message,
 )
-from climb_vllm.benchmarks.counterfactual import variants
 
 
 def test_every_variant_at_both_placements(ontology_2021) -> None:  # type: ignore[no-untyped-def]
