@@ -12,6 +12,10 @@ DEMO_LIMIT ?= 2000
 # DiseaseMatcher category.
 DEMO_ITEMS ?= 32
 DEMO_RUN ?= outputs/demo/run
+# CLIMB extrinsic in the demo: all 40 synthetic cases, short answers, mapped onto 2,000 sampled
+# codes plus the gold codes (embedding all 95k titles takes minutes once; `eval` uses them all).
+DEMO_CASES ?= 40
+DEMO_INDEX ?= 2000
 MODEL ?=
 ARGS ?=
 PORT ?= 8000
@@ -37,6 +41,8 @@ demo: install
 	test -f $(DEMO_MODEL)/config.json || $(VENV)/bin/climb-vllm demo-model $(DEMO_MODEL)
 	$(VENV)/bin/climb-vllm eval intrinsic --model $(DEMO_MODEL) --limit $(DEMO_LIMIT) \
 		--out $(DEMO_RUN) $(ARGS)
+	$(VENV)/bin/climb-vllm eval extrinsic --model $(DEMO_MODEL) --limit $(DEMO_CASES) \
+		--max-tokens 48 --index-limit $(DEMO_INDEX) --out $(DEMO_RUN) $(ARGS)
 	$(VENV)/bin/climb-vllm eval biasmd --model $(DEMO_MODEL) --limit $(DEMO_ITEMS) \
 		--out $(DEMO_RUN) $(ARGS)
 	$(VENV)/bin/climb-vllm eval diseasematcher --model $(DEMO_MODEL) --limit $(DEMO_ITEMS) \
@@ -64,6 +70,7 @@ stop: install
 # Every benchmark against the servers that `make serve` started.
 eval: install
 	$(VENV)/bin/climb-vllm eval intrinsic --engine http $(ARGS)
+	$(VENV)/bin/climb-vllm eval extrinsic --engine http $(ARGS)
 	$(VENV)/bin/climb-vllm eval biasmd --engine http $(ARGS)
 	$(VENV)/bin/climb-vllm eval diseasematcher --engine http $(ARGS)
 
