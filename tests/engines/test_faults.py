@@ -30,6 +30,7 @@ class FaultTransport(httpx.AsyncBaseTransport):
         self.schedule = list(schedule)
         self.then = then
         self.seen: list[str] = []
+        self.bodies: list[dict[str, Any]] = []
 
     def __call__(self) -> FaultTransport:
         """A fresh connection pool for each event loop; the schedule is shared."""
@@ -44,6 +45,7 @@ class FaultTransport(httpx.AsyncBaseTransport):
             return await self.inner.handle_async_request(request)
         fault = self.schedule.pop(0) if self.schedule else self.then
         self.seen.append(fault)
+        self.bodies.append(json.loads(request.content or b"{}"))
         if fault == "reset":
             raise httpx.RemoteProtocolError("peer closed connection", request=request)
         if fault == "timeout":
@@ -64,6 +66,11 @@ class FaultTransport(httpx.AsyncBaseTransport):
             top = choice["logprobs"]["top_logprobs"][0]
             for key in top:  # the requested ids and the sampled token alike
                 top[key] = -9999.0
+            body = json.dumps(data).encode()
+        elif fault == "nontext":
+            data = json.loads(body)
+            for choice in data["choices"]:
+                choice["message"]["content"] = None
             body = json.dumps(data).encode()
         elif fault == "missing":
             data = json.loads(body)
@@ -153,3 +160,21 @@ def test_work_of_a_dead_endpoint_moves_to_a_live_one(
     assert hook.refused >= 3 and engine.transport.stats.failovers >= 1
     for a, b in zip(got, clean):
         assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)
+
+
+def test_non_text_answers_are_kept_as_marked_empty_answers(
+    vllm_server: str, tiny_model: Path
+) -> None:
+    from climb_vllm.engines.base import GenerateRequest
+
+    hook = FaultTransport([])
+    engine = _engine(vllm_server, tiny_model, hook)
+    hook.schedule = ["nontext"]
+    chat = ({"role": "user", "content": "What are the diagnoses for this patient?"},)
+    # temperature None: the model's own settings, so no sampling fields are sent
+    request = GenerateRequest(messages=chat, temperature=None, top_p=None, max_tokens=4)
+    odd, normal = engine.generate([request, request])
+    assert odd.texts == ("",) and odd.finish_reasons == ("non-text",)
+    assert normal.finish_reasons[0] in ("stop", "length")
+    sent = [b for b in hook.bodies if "messages" in b]
+    assert sent and all("temperature" not in b and "top_p" not in b for b in sent)
