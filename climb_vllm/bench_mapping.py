@@ -8,8 +8,9 @@ Measures, over every code of the 2021 release (the embedding cache is built firs
   30% are titles as written (any case), 20% titles with a one-letter slip, 50% short
   paraphrases (the first words of a title, lower case);
 - mapping N distinct texts none of which is a title (the worst case: every text is embedded);
-- the nearest-title search alone: the exact FAISS index beside brute-force numpy cosine (one matrix product and an argmax) on the same query embeddings, and
-  the share of queries for which FAISS finds a title as similar as the brute-force best.
+- the nearest-title search alone: the exact FAISS index beside brute-force numpy cosine (one
+  matrix product and an argmax) on the same query embeddings, and the share of queries for
+  which FAISS finds a title as similar as the brute-force best.
 
 Texts are drawn from the release's titles with a fixed seed.
 """
