@@ -340,13 +340,7 @@ def _write_report(store: Any, quiet: bool = False) -> dict[str, Any]:
     from climb_vllm.config import IntrinsicConfig
     from climb_vllm.report import metrics_json, write_intrinsic_report
 
-    section = store.manifest().get("benchmarks", {}).get(BENCHMARK)
-    if section is None:
-        raise UserError(
-            f"{store.root} has no intrinsic run in its manifest.",
-            "pass a run directory written by 'climb-vllm eval intrinsic'.",
-        )
-    config = IntrinsicConfig(**section["config"])
+    config = IntrinsicConfig(**store.section(BENCHMARK)["config"])
     task = IntrinsicTask.from_config(config)
     tables = intrinsic_tables(store.read_records(BENCHMARK), task, config.top_k)
     path = write_intrinsic_report(store, tables, config.model)

@@ -37,8 +37,8 @@ TITLES = {
 }
 
 
-def cases_source(source: str) -> tuple[str, str]:
-    """(text, sha256) of a case file or of the packaged synthetic set."""
+def cases_sha256(source: str) -> str:
+    """The sha256 of a case file or of the packaged synthetic set."""
     from climb_vllm.benchmarks.cases import SYNTHETIC
 
     if source == SYNTHETIC:
@@ -49,7 +49,7 @@ def cases_source(source: str) -> tuple[str, str]:
         if not path.is_file():
             raise UserError(f"{source} does not exist.", "pass a JSONL case file or 'synthetic'.")
         data = path.read_bytes()
-    return data.decode("utf-8", errors="replace"), hashlib.sha256(data).hexdigest()
+    return hashlib.sha256(data).hexdigest()
 
 
 def load_inputs(config: ExtrinsicConfig) -> tuple[Ontology, list[Case], pl.DataFrame]:
@@ -74,7 +74,7 @@ def eval_extrinsic(args: argparse.Namespace) -> None:
     from climb_vllm.cli import engine_settings, invalid_option, open_run
     from climb_vllm.config import ExtrinsicConfig
 
-    _, digest = cases_source(args.cases)
+    digest = cases_sha256(args.cases)
     try:
         config = ExtrinsicConfig(
             **engine_settings(args),
@@ -128,9 +128,9 @@ def build_mapper(
 
     codes = None
     if index_limit is not None:
-        gold = {code for case in cases for code in case.gold_codes}
-        sample = ontology.stratified_subset(min(index_limit, len(ontology)), seed=0)
-        codes = [c for c in ontology.codes if c in gold or c in set(sample)]
+        keep = {code for case in cases for code in case.gold_codes}
+        keep |= set(ontology.stratified_subset(min(index_limit, len(ontology)), seed=0))
+        codes = [c for c in ontology.codes if c in keep]
     encoder = Encoder(device="cpu")
     index = build_or_load(ontology, codes, encoder, display=display)
     return Mapper(ontology, index, encoder)
@@ -261,15 +261,8 @@ def write_extrinsic_report(
     from climb_vllm.config import ExtrinsicConfig
     from climb_vllm.report_hive import write_tables
 
-    section = store.manifest().get("benchmarks", {}).get("extrinsic")
-    if section is None:
-        raise UserError(
-            f"{store.root} has no extrinsic run in its manifest.",
-            "pass a run directory written by 'climb-vllm eval extrinsic'.",
-        )
-    config = ExtrinsicConfig(**section["config"])
-    _, digest = cases_source(config.cases)
-    if digest != config.cases_sha256:
+    config = ExtrinsicConfig(**store.section("extrinsic")["config"])
+    if cases_sha256(config.cases) != config.cases_sha256:
         raise UserError(
             f"The case file {config.cases} changed since the run was made.",
             "restore the file the run used (its sha256 is in the manifest).",

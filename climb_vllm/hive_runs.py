@@ -86,13 +86,7 @@ def graded_run(store: RunStore, benchmark: str) -> tuple[pl.DataFrame, Generatio
     """A run's stored records of one benchmark, graded, and the run's configuration."""
     from climb_vllm.config import GenerationConfig
 
-    section = store.manifest().get("benchmarks", {}).get(benchmark)
-    if section is None:
-        raise UserError(
-            f"{store.root} has no {benchmark} run in its manifest.",
-            f"pass a run directory written by 'climb-vllm eval {benchmark}'.",
-        )
-    config = GenerationConfig(**section["config"])
+    config = GenerationConfig(**store.section(benchmark)["config"])
     items = items_for(benchmark, config.split, config.limit, config.seed, config.controls)
     records = store.read_records(benchmark)
     missing = set(items["id"].to_list()) - set(records["id"].to_list())

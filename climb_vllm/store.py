@@ -150,6 +150,20 @@ class RunStore:
         self._save(manifest)
         return False
 
+    def section(self, benchmark: str) -> dict[str, Any]:
+        """A benchmark's manifest section (its config and provenance).
+
+        Raises:
+            UserError: the run directory holds no run of ``benchmark``.
+        """
+        section: dict[str, Any] | None = self.manifest().get("benchmarks", {}).get(benchmark)
+        if section is None:
+            raise UserError(
+                f"{self.root} has no {benchmark} run in its manifest.",
+                f"pass a run directory written by 'climb-vllm eval {benchmark}'.",
+            )
+        return section
+
     def annotate(self, benchmark: str, **facts: Any) -> None:
         """Add provenance facts (engine, datasets, versions, ...) to a benchmark's section."""
         manifest = self.manifest()

@@ -70,10 +70,6 @@ class Encoder:
         self.model = SentenceTransformer(str(self.path), device=device)
         self.dimension = int(self.model.get_embedding_dimension() or 384)
 
-    def fingerprint(self) -> str:
-        """Identifies the weights (see :func:`encoder_fingerprint`)."""
-        return encoder_fingerprint()
-
     def encode(self, texts: Sequence[str], batch_size: int = 128) -> npt.NDArray[np.float32]:
         """Unit-length embeddings, one row per text."""
         if not texts:
