@@ -71,6 +71,9 @@ def _print(results: dict[str, Any], path: Path | None) -> None:
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     """Run the benchmarks; print a table and optionally write JSON. Returns the results."""
+    for option in ("grading", "mapping"):
+        if getattr(args, option, None) is not None and getattr(args, option) < 1:
+            raise UserError(f"--{option} must be at least 1.", f"pass --{option} N with N >= 1.")
     if getattr(args, "grading", None):
         from climb_vllm.bench_grading import grading_bench
 
