@@ -163,12 +163,19 @@ def _build_parser() -> argparse.ArgumentParser:
     prompts.add_argument("--limit", type=int)
     prompts.add_argument("--seed", type=int, default=0)
     prompts.add_argument("--no-controls", action="store_true")
-    for verb, text in (
-        ("rescore", "recompute every metric from stored records and say what changed"),
-        ("report", "write the paper-format tables (Markdown, CSV) of a run directory"),
-    ):
-        p = verbs.add_parser(verb, help=text, description=text)
-        p.add_argument("run_dir", type=Path)
+    text = "recompute every metric and the report from stored records and say what changed"
+    rescore = verbs.add_parser("rescore", help=text, description=text)
+    rescore.add_argument("run_dir", type=Path)
+    text = (
+        "one report over run directories: self-contained HTML with figures, Markdown and CSV "
+        "tables (one row per model), provenance of every run"
+    )
+    report = verbs.add_parser("report", help=text, description=text)
+    report.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
+    report.add_argument(
+        "--out", type=Path,
+        help="report folder (default: RUN_DIR/report for one run, outputs/report for several)",
+    )  # fmt: skip
     serve = verbs.add_parser("serve", help="start vLLM servers and record their endpoints")
     serve.add_argument(
         "--model", required=True, help="model folder or hub id; comma-separated for several"
@@ -220,6 +227,8 @@ def _eval_intrinsic(args: argparse.Namespace) -> None:
 
     from climb_vllm.benchmarks.intrinsic import BENCHMARK, IntrinsicTask, run_intrinsic
     from climb_vllm.config import DEFAULT_TEMPLATE, IntrinsicConfig
+    from climb_vllm.run_results import write_intrinsic_results
+
     settings = engine_settings(args)
     try:
         config = IntrinsicConfig(
@@ -254,7 +263,7 @@ def _eval_intrinsic(args: argparse.Namespace) -> None:
         prompt_template=config.template,
     )
     run_intrinsic(config, store, engine, task)
-    _write_report(store, quiet=args.display == "none")
+    write_intrinsic_results(store, quiet=args.display == "none")
 
 
 def engine_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -334,82 +343,6 @@ def open_run(config: Any, args: argparse.Namespace, benchmark: str, **facts: Any
     return store, engine, config
 
 
-def _write_report(store: Any, quiet: bool = False) -> dict[str, Any]:
-    """Recompute the intrinsic tables of a run directory, write them, print the Markdown."""
-    from climb_vllm.benchmarks.intrinsic import BENCHMARK, IntrinsicTask, intrinsic_tables
-    from climb_vllm.config import IntrinsicConfig
-    from climb_vllm.report import metrics_json, write_intrinsic_report
-
-    config = IntrinsicConfig(**store.section(BENCHMARK)["config"])
-    task = IntrinsicTask.from_config(config)
-    tables = intrinsic_tables(store.read_records(BENCHMARK), task, config.top_k)
-    path = write_intrinsic_report(store, tables, config.model)
-    if not quiet:
-        print(path.read_text())
-        print(f"tables written to {path.parent}")
-    return metrics_json(tables)
-
-
-def _run_benchmarks(run_dir: Path) -> list[str]:
-    """The benchmarks a run directory's manifest holds, in suite order."""
-    from climb_vllm.store import RunStore
-
-    _require_run_dir(run_dir)
-    present = RunStore(run_dir).manifest().get("benchmarks", {})
-    order = ("intrinsic", "extrinsic", "biasmd", "diseasematcher")
-    return [b for b in order if b in present]
-
-
-def _benchmark_report(run_dir: Path, benchmark: str, quiet: bool) -> dict[str, Any]:
-    from climb_vllm.store import RunStore
-
-    store = RunStore(run_dir)
-    if benchmark == "intrinsic":
-        return _write_report(store, quiet=quiet)
-    if benchmark == "extrinsic":
-        from climb_vllm.extrinsic_runs import write_extrinsic_report
-
-        return write_extrinsic_report(store, quiet=quiet)
-    from climb_vllm.hive_runs import write_generation_report
-
-    return write_generation_report(store, benchmark, quiet=quiet)
-
-
-def _report(run_dir: Path) -> None:
-    benchmarks = _run_benchmarks(run_dir)
-    if not benchmarks:
-        raise UserError(
-            f"{run_dir} holds no benchmark run.", "run 'climb-vllm eval ...' into it first."
-        )
-    for benchmark in benchmarks:
-        _benchmark_report(run_dir, benchmark, quiet=False)
-
-
-def _rescore(run_dir: Path) -> None:
-    from climb_vllm.report import diff_metrics
-
-    for benchmark in _run_benchmarks(run_dir):
-        old_path = run_dir / "results" / benchmark / "metrics.json"
-        old = json.loads(old_path.read_text()) if old_path.exists() else {}
-        new = _benchmark_report(run_dir, benchmark, quiet=True)
-        changes = diff_metrics(old, new)
-        if not old:
-            print(f"{benchmark}: no earlier metrics in {run_dir}; computed them now")
-        elif changes:
-            print(f"{benchmark}: {len(changes)} values changed:")
-            print("\n".join(changes))
-        else:
-            print(f"{benchmark}: no metric changed")
-
-
-def _require_run_dir(run_dir: Path) -> None:
-    if not (run_dir / "manifest.json").is_file():
-        raise UserError(
-            f"{run_dir} is not a run directory (no manifest.json).",
-            "pass the folder that 'climb-vllm eval' wrote, e.g. outputs/<model>/main.",
-        )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``climb-vllm`` console script; returns the exit status."""
     args = _build_parser().parse_args(argv)
@@ -433,9 +366,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             write_prompts(args)
         elif args.verb == "rescore":
-            _rescore(args.run_dir)
+            from climb_vllm.run_results import rescore
+            from climb_vllm.suite_report import write_report
+
+            rescore(args.run_dir)
+            print(f"report written to {write_report([args.run_dir], args.run_dir / 'report')}")
         elif args.verb == "report":
-            _report(args.run_dir)
+            from climb_vllm.suite_report import write_report
+
+            out = args.out or (
+                args.run_dirs[0] / "report" if len(args.run_dirs) == 1 else Path("outputs/report")
+            )
+            print(f"report written to {write_report(args.run_dirs, out)}")
         elif args.verb == "serve":
             from climb_vllm.serving import serve
 

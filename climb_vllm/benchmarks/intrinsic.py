@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     import polars as pl
 
 BENCHMARK = "intrinsic"
+#: Records of the calibration and sensitivity prompts (one chunk per template), beside the run's.
+TEMPLATES = "intrinsic-templates"
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,38 @@ class IntrinsicTask:
     def chunks(self, size: int) -> list[tuple[str, ...]]:
         """Codes cut into consecutive chunks of ``size``."""
         return [self.codes[i : i + size] for i in range(0, len(self.codes), size)]
+
+    def sensitivity_sample(self, size: int, seed: int) -> tuple[str, ...]:
+        """The codes scored under every sensitivity template: a stratified sample of ``size``
+        release codes that the run scores (all the run's codes when it has no more)."""
+        if size <= 0:
+            return ()
+        if len(self.codes) <= size:
+            return self.codes
+        scored = set(self.codes)
+        return tuple(c for c in self.ontology.stratified_subset(size, seed) if c in scored)
+
+    def template_prompts(self, config: IntrinsicConfig) -> list[tuple[str, list[str], list[str]]]:
+        """(template, keys, descriptions) per template chunk of the calibration records.
+
+        Chunk 0 is the run's own template with the content-free descriptions only (its codes are
+        the run's records); chunk i > 0 is sensitivity template i with the content-free
+        descriptions and the sensitivity sample. Keys are ``cf:<description>`` or the code.
+        """
+        descriptions = dict(zip(self.ontology.table["code"], self.ontology.table["description"]))
+        free_keys = [f"cf:{text}" for text in config.content_free]
+        sample = list(self.sensitivity_sample(config.sensitivity_codes, config.seed))
+        out = [(config.template, free_keys, list(config.content_free))]
+        if sample:
+            for template in config.sensitivity_templates:
+                out.append(
+                    (
+                        template,
+                        free_keys + sample,
+                        list(config.content_free) + [descriptions[c] for c in sample],
+                    )
+                )
+        return [chunk for chunk in out if chunk[1]]
 
 
 def sample_requests(
@@ -158,8 +192,9 @@ def run_intrinsic(
     def plan(codes: Sequence[str]) -> list[PlannedRequest]:
         return plan_chunk(encoder, codes, descriptions, task.distinct_names, config.template)
 
+    extra = sum(len(keys) for _, keys, _ in task.template_prompts(config))
     with (
-        Progress("intrinsic codes", len(task.codes), config.display) as progress,
+        Progress("intrinsic prompts", len(task.codes) + extra, config.display) as progress,
         ThreadPoolExecutor(max_workers=1) as pool,
     ):
         progress.skip(sum(len(codes) for index, codes in enumerate(chunks) if index in done))
@@ -174,6 +209,7 @@ def run_intrinsic(
             frame = records_frame(codes, task.distinct_names, planned, results)
             store.write_chunk(BENCHMARK, index, frame)
             progress.advance(len(codes))
+        _score_templates(config, store, engine, task, encoder, progress)
     store.annotate(
         BENCHMARK,
         chunks=len(chunks),
@@ -184,57 +220,41 @@ def run_intrinsic(
     return len(pending)
 
 
-def intrinsic_tables(
-    records: pl.DataFrame, task: IntrinsicTask, top_k: int
-) -> dict[str, pl.DataFrame]:
-    """The paper's intrinsic tables from stored records.
+def _score_templates(
+    config: IntrinsicConfig,
+    store: RunStore,
+    engine: Engine,
+    task: IntrinsicTask,
+    encoder: BoundaryEncoder,
+    progress: Progress,
+) -> None:
+    """Score the calibration and sensitivity prompts that the run directory lacks.
 
-    Returns frames keyed by table:
-        ``table1``: AssocMAD per level and mean over sex-neutral codes, 8 groups (paper Table 1);
-        ``table1_all_codes``: the same over every scored code;
-        ``table2``: single-demographic AssocMAD, rows ``sex`` and ``ethnicity`` (Table 2);
-        ``table3``: sex-preference correctness on female-only and male-only codes (Table 3);
-        ``table8``: AssocMAD with the top-K names per group, K = 1..min(5, top_k) (Table 8).
+    Records: ``template, kind ("content-free" | "code"), code, name, logprob`` where ``code``
+    is the content-free description (kind content-free) or the ICD code.
     """
     import polars as pl
 
-    from climb_vllm import metrics
-
-    slots = pl.DataFrame(
-        [
-            {"name": s.name, "sex": s.sex, "ethnicity": s.ethnicity, "rank": s.rank}
-            for s in task.names.top_k(top_k)
-        ]
-    )
-    levels = task.ontology.table.select("code", *metrics.LEVELS)
-    metrics.check_complete(records, slots)
-    scored = set(records["code"].unique())
-    missing = [c for c in task.codes if c not in scored]
-    if missing:
-        from climb_vllm.errors import UserError
-
-        raise UserError(
-            f"The run holds records for {len(scored)} of {len(task.codes)} codes.",
-            "rerun the same 'climb-vllm eval intrinsic' command to finish it.",
+    done = store.finished_chunks(TEMPLATES)
+    for index, (template, keys, texts) in enumerate(task.template_prompts(config)):
+        if index in done:
+            progress.skip(len(keys))
+            continue
+        described = dict(zip(keys, texts))
+        planned = plan_chunk(encoder, keys, described, task.distinct_names, template)
+        frame = records_frame(keys, task.distinct_names, planned, engine.score(
+            [p.request for p in planned]
+        ))  # fmt: skip
+        free = frame["code"].str.starts_with("cf:")
+        store.write_chunk(
+            TEMPLATES,
+            index,
+            frame.select(
+                pl.lit(template).alias("template"),
+                pl.when(free).then(pl.lit("content-free")).otherwise(pl.lit("code")).alias("kind"),
+                pl.when(free).then(pl.col("code").str.slice(3)).otherwise("code").alias("code"),
+                "name",
+                "logprob",
+            ),
         )
-    neutral = [
-        c
-        for c in task.codes
-        if c not in task.ontology.female_only and c not in task.ontology.male_only
-    ]
-    table1 = metrics.assoc_mad_by_level(records, slots, levels, neutral)
-    by_attribute = []
-    for attribute in ("sex", "ethnicity"):
-        frame = metrics.assoc_mad_by_level(records, slots, levels, neutral, groups=(attribute,))
-        by_attribute.append(frame.with_columns(pl.lit(attribute).alias("attribute")))
-    return {
-        "table1": table1,
-        "table1_all_codes": metrics.assoc_mad_by_level(records, slots, levels),
-        "table2": pl.concat(by_attribute).select("attribute", "level", "assoc_mad", "nodes"),
-        "table3": metrics.sex_preference(
-            records, slots, sorted(task.ontology.female_only), sorted(task.ontology.male_only)
-        ),
-        "table8": metrics.top_k_assoc_mad(
-            records, slots, levels, range(1, min(5, top_k) + 1), neutral
-        ),
-    }
+        progress.advance(len(keys))

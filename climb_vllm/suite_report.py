@@ -1,0 +1,246 @@
+"""One report over several run directories: a self-contained HTML page, Markdown and CSV.
+
+Each run's results are recomputed from its records first (so the report never shows stale
+numbers), then every table is stacked over the runs (one row per model, in the papers'
+layouts), the figures of :mod:`climb_vllm.plots` are drawn, and each manifest's provenance is
+listed. The HTML embeds its images as data URIs and loads nothing from the network.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import html
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from climb_vllm.errors import UserError
+from climb_vllm.report import TABLE_TITLES, to_markdown
+from climb_vllm.run_results import benchmark_results, run_benchmarks
+from climb_vllm.store import RunStore
+
+
+def _titles() -> dict[tuple[str, str], str]:
+    from climb_vllm.extrinsic_runs import TITLES as EXTRINSIC
+    from climb_vllm.report_hive import BIASMD_TITLES, DISEASEMATCHER_TITLES
+
+    return (
+        {("intrinsic", k): v for k, v in TABLE_TITLES.items()}
+        | {("extrinsic", k): v for k, v in EXTRINSIC.items()}
+        | {("biasmd", k): v for k, v in BIASMD_TITLES.items()}
+        | {
+            ("diseasematcher", k): v.replace("DiseaseMatcher Table", "HIVE Table")
+            + (" (DiseaseMatcher)" if k.startswith("table") else "")
+            for k, v in DISEASEMATCHER_TITLES.items()
+        }
+    )
+
+
+#: The report's tables in order: the CLIMB paper's, then the HIVE paper's, then the extras.
+TABLES = (
+    ("intrinsic", "table1"),
+    ("intrinsic", "table2"),
+    ("intrinsic", "table3"),
+    ("extrinsic", "table4"),
+    ("extrinsic", "table5"),
+    ("extrinsic", "table7"),
+    ("intrinsic", "table8"),
+    ("diseasematcher", "table1"),
+    ("diseasematcher", "table2"),
+    ("biasmd", "accuracy"),
+    ("intrinsic", "sensitivity"),
+    ("intrinsic", "table1_all_codes"),
+    ("extrinsic", "variants"),
+    ("diseasematcher", "grades"),
+    ("biasmd", "grades"),
+)
+
+
+@dataclass(frozen=True)
+class RunView:
+    """One run directory as the report sees it.
+
+    Attributes:
+        root: the run directory.
+        label: the model's name in every table and legend (made unique over the runs).
+        benchmarks: the benchmarks it holds, in suite order.
+        metrics: per benchmark, its recomputed metrics.json.
+        manifest: its manifest.
+    """
+
+    root: Path
+    label: str
+    benchmarks: tuple[str, ...]
+    metrics: dict[str, Any]
+    manifest: dict[str, Any]
+
+
+def load_runs(run_dirs: list[Path]) -> list[RunView]:
+    """Recompute every run's results and give each a unique model label."""
+    views = []
+    labels: list[str] = []
+    for root in run_dirs:
+        benchmarks = run_benchmarks(root)
+        if not benchmarks:
+            raise UserError(f"{root} holds no benchmark run.", "run 'climb-vllm eval' into it.")
+        manifest = RunStore(root).manifest()
+        first = manifest["benchmarks"][benchmarks[0]]["config"]
+        labels.append(str(first.get("model")))
+        metrics = {b: benchmark_results(root, b, quiet=True) for b in benchmarks}
+        views.append((root, tuple(benchmarks), metrics, manifest))
+    out = []
+    for (root, benchmarks, metrics, manifest), label in zip(views, labels):
+        if labels.count(label) > 1:  # the same model twice: tell the runs apart by folder
+            label = f"{label} ({root.name})"
+        out.append(RunView(root, label, benchmarks, metrics, manifest))
+    return out
+
+
+def stacked_tables(runs: list[RunView]) -> dict[tuple[str, str], pl.DataFrame]:
+    """Every report table stacked over the runs, with the runs' labels as ``Model``."""
+    out: dict[tuple[str, str], pl.DataFrame] = {}
+    for benchmark, key in TABLES:
+        frames = []
+        for run in runs:
+            path = run.root / "results" / benchmark / f"{key}.csv"
+            if benchmark in run.benchmarks and path.is_file():
+                frame = pl.read_csv(path, infer_schema_length=None)
+                labelled = frame.drop("Model", strict=False).select(
+                    pl.lit(run.label).alias("Model"), pl.all()
+                )
+                frames.append(labelled)
+        if frames:
+            out[(benchmark, key)] = pl.concat(frames, how="diagonal_relaxed")
+    return out
+
+
+def provenance(run: RunView) -> list[dict[str, str]]:
+    """One row per benchmark of a run: what produced its records."""
+    rows = []
+    for benchmark in run.benchmarks:
+        section = run.manifest["benchmarks"][benchmark]
+        config = section.get("config", {})
+        engine = section.get("engine", {})
+        datasets = section.get("datasets", {})
+        icd = datasets.get("icd10cm", {}).get("release") or section.get("icd", {}).get("release")
+        names = datasets.get("names", {})
+        prompt = section.get("prompt_template", "")
+        packages = section.get("packages", {})
+        rows.append(
+            {
+                "benchmark": benchmark,
+                "model": str(config.get("model")),
+                "revision": str(config.get("revision") or engine.get("model_fingerprint", "")[:12]),
+                "engine": " ".join(
+                    str(engine.get(k))
+                    for k in ("engine", "server_version", "device", "dtype")
+                    if engine.get(k)
+                ),
+                "ICD-10-CM": str(icd or ""),
+                "names": f"{names.get('set')} top-{names.get('top_k')}" if names else "",
+                "prompt": prompt if isinstance(prompt, str) else json.dumps(prompt),
+                "seeds": json.dumps(section.get("seeds", {"base": config.get("seed")})),
+                "packages": ", ".join(f"{k} {v}" for k, v in packages.items() if v),
+                "commit": str(section.get("git_commit") or ""),
+                "started": str(section.get("started", "")),
+            }
+        )
+    return rows
+
+
+def _html_table(frame: pl.DataFrame) -> str:
+    def cell(value: Any) -> str:
+        if value is None:
+            return "n/a"
+        return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(cell(v))}</td>" for v in row) + "</tr>"
+        for row in frame.iter_rows()
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1200px;color:#222}
+table{border-collapse:collapse;font-size:12px;margin:.5rem 0 1.5rem;display:block;overflow-x:auto}
+th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}
+th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}
+figure{margin:1rem 0 2rem}figcaption{font-size:13px;color:#444}img{max-width:100%}
+h2{border-bottom:1px solid #ddd;padding-bottom:.2rem}pre{font-size:11px;overflow-x:auto}
+"""
+
+
+def write_report(run_dirs: list[Path], out: Path) -> Path:
+    """Write ``report.html``, ``report.md``, ``tables/*.csv`` and ``figures/*.png`` into ``out``.
+
+    Args:
+        run_dirs: run directories, one model each (the order of rows and colours).
+        out: the report folder (created).
+
+    Returns the path of report.html.
+    """
+    from climb_vllm import plots
+
+    if not run_dirs:
+        raise UserError("No run directory given.", "pass one or more run directories.")
+    runs = load_runs(run_dirs)
+    titles = _titles()
+    tables = stacked_tables(runs)
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    models = ", ".join(run.label for run in runs)
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    page = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<title>climb-vllm report</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        "<h1>climb-vllm report</h1>",
+        f"<p>Models: {html.escape(models)}. Written {stamp}.</p>",
+        "<h2>Tables</h2>",
+    ]
+    markdown = ["# climb-vllm report", "", f"Models: {models}. Written {stamp}.", ""]
+    for (benchmark, key), frame in tables.items():
+        title = titles.get((benchmark, key), f"{benchmark} {key}")
+        name = f"{benchmark}_{key}"
+        frame.write_csv(out / "tables" / f"{name}.csv")
+        page += [f"<h3 id='{name}'>{html.escape(title)}</h3>", _html_table(frame)]
+        markdown += [f"## {title}", "", to_markdown(frame), ""]
+    page.append("<h2>Figures</h2>")
+    markdown += ["## Figures", ""]
+    metrics = [(run.label, run.metrics) for run in runs]
+    for key, draw, caption in plots.FIGURES:
+        png = draw(metrics)
+        if png is None:
+            continue
+        (out / "figures" / f"{key}.png").write_bytes(png)
+        data = base64.b64encode(png).decode()
+        page.append(
+            f"<figure id='fig-{key}'><img alt='{html.escape(caption)}' "
+            f"src='data:image/png;base64,{data}'><figcaption>{html.escape(caption)}</figcaption>"
+            "</figure>"
+        )
+        markdown += [f"![{caption}](figures/{key}.png)", "", caption, ""]
+    page.append("<h2>Provenance</h2>")
+    markdown += ["## Provenance", ""]
+    for run in runs:
+        rows = pl.DataFrame(provenance(run))
+        heading = f"{run.label} — {run.root}"
+        page += [
+            f"<h3>{html.escape(heading)}</h3>",
+            _html_table(rows),
+            "<details><summary>manifest.json</summary><pre>"
+            + html.escape(json.dumps(run.manifest, indent=1, default=str))
+            + "</pre></details>",
+        ]
+        markdown += [f"### {heading}", "", to_markdown(rows), ""]
+    page.append("</body></html>")
+    (out / "report.md").write_text("\n".join(markdown))
+    path = out / "report.html"
+    path.write_text("\n".join(page))
+    return path
