@@ -22,7 +22,7 @@ underflow (a node underflows only if every code in it is 700 nats below its chap
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -128,15 +128,16 @@ def log_matrix(
     return matrix
 
 
-def chapter_probabilities(logp: Array, chapters: Sequence[str]) -> Array:
+def chapter_probabilities(logp: Array, chapters: npt.ArrayLike) -> Array:
     """exp(log-prob minus its chapter's maximum); see the module note on why this is exact."""
     _, chapter_ids = np.unique(np.asarray(chapters), return_inverse=True)
     top = np.full(int(chapter_ids.max()) + 1, -np.inf)
     np.maximum.at(top, chapter_ids, logp.max(axis=1))
-    return np.exp(logp - top[chapter_ids][:, None])
+    result: Array = np.exp(logp - top[chapter_ids][:, None])
+    return result
 
 
-def level_sums(probabilities: Array, level_nodes: dict[str, Sequence[str]]) -> dict[str, Array]:
+def level_sums(probabilities: Array, level_nodes: Mapping[str, npt.ArrayLike]) -> dict[str, Array]:
     """Per level, the (nodes x names) sums of the codes' probabilities beneath each node.
 
     Nodes come in sorted order of their labels (``np.unique``).
@@ -144,7 +145,7 @@ def level_sums(probabilities: Array, level_nodes: dict[str, Sequence[str]]) -> d
     out: dict[str, Array] = {}
     for level, nodes in level_nodes.items():
         labels, ids = np.unique(np.asarray(nodes), return_inverse=True)
-        rows = len(nodes)
+        rows = len(ids)
         if len(labels) == rows:  # every code is its own node (L5): no sum needed
             out[level] = probabilities[np.argsort(ids)]
             continue

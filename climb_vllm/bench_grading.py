@@ -39,9 +39,9 @@ _BM_ANSWERS = (
 def _rows(count: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     from climb_vllm.benchmarks.hive_items import load_biasmd, load_diseasematcher
 
-    matcher = load_diseasematcher().select(
-        "patient1", "patient2", "answer", "question", "disease"
-    ).rows()
+    matcher = (
+        load_diseasematcher().select("patient1", "patient2", "answer", "question", "disease").rows()
+    )
     statements = load_biasmd().drop_nulls("person1")
     biasmd = statements.select("person1", "person2", "statement", "pronoun").rows()
     dm_rows: list[tuple[Any, ...]] = []

@@ -76,6 +76,19 @@ def _add_intrinsic(sub: Any) -> None:
     )
     parser.add_argument("--template", help="prompt template containing {description}")
     parser.add_argument("--chunk-size", type=int, default=1024, help="codes per stored chunk")
+    parser.add_argument(
+        "--content-free", action="append", metavar="TEXT",
+        help="content-free description for the calibration, repeatable (default: N/A, None, "
+        "[MASK], Unknown, A medical condition)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--sensitivity-template", action="append", metavar="TEMPLATE",
+        help="further template for the sensitivity analysis, repeatable (default: three)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--sensitivity-codes", type=int, default=2000,
+        help="codes scored under every sensitivity template (0: no sensitivity analysis)",
+    )  # fmt: skip
     parser.add_argument("--batch-tokens", type=int, default=8192, help="positions per forward pass")
 
 
@@ -133,8 +146,17 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="climb-vllm", description="Demographic-bias benchmarks for clinical language models."
     )
     verbs = parser.add_subparsers(dest="verb", required=True)
-    evaluate = verbs.add_parser("eval", help="run a benchmark")
+    evaluate = verbs.add_parser("eval", help="run a benchmark, or the whole suite")
     benchmarks = evaluate.add_subparsers(dest="benchmark", required=True)
+    text = (
+        "every benchmark (intrinsic, extrinsic, BiasMD, DiseaseMatcher) into one run directory "
+        "with one progress display, then the HTML report"
+    )
+    suite = benchmarks.add_parser("all", help=text, description=text)
+    _add_engine_args(suite)
+    from climb_vllm.suite import add_suite_args
+
+    add_suite_args(suite)
     _add_intrinsic(benchmarks)
     _add_extrinsic(benchmarks)
     _add_generation(
@@ -222,11 +244,35 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _eval_intrinsic(args: argparse.Namespace) -> None:
+def quiet_tables(args: argparse.Namespace) -> bool:
+    """Whether a finished benchmark keeps its tables off the terminal (no display, or a suite:
+    its tables go to the report)."""
+    return bool(args.display == "none" or getattr(args, "in_suite", False))
+
+
+def run_benchmark(args: argparse.Namespace) -> Path:
+    """Run ``eval <args.benchmark>``; returns the run directory."""
+    if args.benchmark == "intrinsic":
+        return _eval_intrinsic(args)
+    if args.benchmark == "extrinsic":
+        from climb_vllm.extrinsic_runs import eval_extrinsic
+
+        return eval_extrinsic(args)
+    from climb_vllm.hive_runs import eval_generation
+
+    return eval_generation(args)
+
+
+def _eval_intrinsic(args: argparse.Namespace) -> Path:
     from pydantic import ValidationError
 
     from climb_vllm.benchmarks.intrinsic import BENCHMARK, IntrinsicTask, run_intrinsic
-    from climb_vllm.config import DEFAULT_TEMPLATE, IntrinsicConfig
+    from climb_vllm.config import (
+        CONTENT_FREE,
+        DEFAULT_TEMPLATE,
+        SENSITIVITY_TEMPLATES,
+        IntrinsicConfig,
+    )
     from climb_vllm.run_results import write_intrinsic_results
 
     settings = engine_settings(args)
@@ -243,6 +289,9 @@ def _eval_intrinsic(args: argparse.Namespace) -> None:
             template=args.template or DEFAULT_TEMPLATE,
             chunk_size=args.chunk_size,
             batch_tokens=args.batch_tokens,
+            sensitivity_codes=args.sensitivity_codes,
+            content_free=tuple(args.content_free or CONTENT_FREE),
+            sensitivity_templates=tuple(args.sensitivity_template or SENSITIVITY_TEMPLATES),
         )
     except ValidationError as exc:
         raise invalid_option(exc, "intrinsic") from exc
@@ -263,7 +312,8 @@ def _eval_intrinsic(args: argparse.Namespace) -> None:
         prompt_template=config.template,
     )
     run_intrinsic(config, store, engine, task)
-    write_intrinsic_results(store, quiet=args.display == "none")
+    write_intrinsic_results(store, quiet=quiet_tables(args))
+    return Path(store.root)
 
 
 def engine_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -329,14 +379,32 @@ def open_run(config: Any, args: argparse.Namespace, benchmark: str, **facts: Any
     Returns:
         (store, engine, config) with the served model filled into ``config`` for http engines.
     """
+    from climb_vllm.config import EngineConfig
     from climb_vllm.engines.select import open_engine
     from climb_vllm.store import RunStore, model_slug
 
-    engine, config = probe_served_model(config, args.model)
+    # A suite shares one engine per engine configuration between its benchmarks.
+    shared: dict[str, Any] | None = getattr(args, "shared_engines", None)
+    key = json.dumps(
+        {
+            k: v
+            for k, v in config.model_dump().items()
+            if k in EngineConfig.model_fields and k != "display"
+        },
+        sort_keys=True,
+        default=str,
+    )
+    if shared is not None and key in shared:
+        engine, update = shared[key]
+        config = config.model_copy(update=update)
+    else:
+        engine, config = probe_served_model(config, args.model)
     run_dir = args.out or Path("outputs") / model_slug(config.model) / args.run_id
     store = RunStore(run_dir)
     resumed = store.claim(benchmark, config.hashed_fields(), config.config_hash())
     engine = engine or open_engine(config)
+    if shared is not None:
+        shared[key] = (engine, {"served_model": config.served_model, "model": config.model})
     store.annotate(benchmark, engine=engine.describe(), **facts)
     if resumed and args.display != "none":
         print(f"resuming {run_dir}", file=sys.stderr)
@@ -345,18 +413,15 @@ def open_run(config: Any, args: argparse.Namespace, benchmark: str, **facts: Any
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``climb-vllm`` console script; returns the exit status."""
-    args = _build_parser().parse_args(argv)
+    parser = _build_parser()
+    args = parser.parse_args(argv)
     try:
-        if args.verb == "eval" and args.benchmark == "intrinsic":
-            _eval_intrinsic(args)
-        elif args.verb == "eval" and args.benchmark == "extrinsic":
-            from climb_vllm.extrinsic_runs import eval_extrinsic
+        if args.verb == "eval" and args.benchmark == "all":
+            from climb_vllm.suite import eval_all
 
-            eval_extrinsic(args)
+            print(f"report written to {eval_all(parser, args)}")
         elif args.verb == "eval":
-            from climb_vllm.hive_runs import eval_generation
-
-            eval_generation(args)
+            run_benchmark(args)
         elif args.verb == "grade":
             from climb_vllm.hive_runs import grade_external
 

@@ -65,13 +65,13 @@ def load_inputs(config: ExtrinsicConfig) -> tuple[Ontology, list[Case], pl.DataF
     return ontology, cases, items_frame(cases, placebo=config.placebo)
 
 
-def eval_extrinsic(args: argparse.Namespace) -> None:
+def eval_extrinsic(args: argparse.Namespace) -> Path:
     """``climb-vllm eval extrinsic``: generate, store, map, print the tables."""
     from pydantic import ValidationError
 
     from climb_vllm.benchmarks.extrinsic import BENCHMARK, QUESTION, SYSTEM
     from climb_vllm.benchmarks.generative import run_generation
-    from climb_vllm.cli import engine_settings, invalid_option, open_run
+    from climb_vllm.cli import engine_settings, invalid_option, open_run, quiet_tables
     from climb_vllm.config import ExtrinsicConfig
 
     digest = cases_sha256(args.cases)
@@ -106,7 +106,8 @@ def eval_extrinsic(args: argparse.Namespace) -> None:
     )  # fmt: skip
     _write_variants(store, items)
     run_generation(config, store, engine, items)
-    write_extrinsic_report(store, quiet=args.display == "none", display=args.display)
+    write_extrinsic_report(store, quiet=quiet_tables(args), display=args.display)
+    return Path(store.root)
 
 
 def _write_variants(store: RunStore, items: pl.DataFrame) -> None:
@@ -275,7 +276,7 @@ def write_extrinsic_report(
             f"The run holds answers for {items.height - len(missing)} of {items.height} prompts.",
             "rerun the same 'climb-vllm eval extrinsic' command to finish it.",
         )
-    mapper = build_mapper(ontology, cases, config.index_limit, "none" if quiet else display)
+    mapper = build_mapper(ontology, cases, config.index_limit, display)
     outputs, points = map_records(records, items, mapper)
     tables = extrinsic_tables(outputs, points, cases, ontology)
     directory = store.root / "results" / "extrinsic"

@@ -34,13 +34,13 @@ def items_for(benchmark: str, split: str, limit: int | None, seed: int, controls
     return diseasematcher.items_frame(split, limit, seed)
 
 
-def eval_generation(args: argparse.Namespace) -> None:
+def eval_generation(args: argparse.Namespace) -> Path:
     """``climb-vllm eval biasmd|diseasematcher``: generate, store, grade, print the tables."""
     from pydantic import ValidationError
 
     from climb_vllm.benchmarks.generative import run_generation
     from climb_vllm.benchmarks.hive_items import dataset_hashes
-    from climb_vllm.cli import engine_settings, invalid_option, open_run
+    from climb_vllm.cli import engine_settings, invalid_option, open_run, quiet_tables
     from climb_vllm.config import GenerationConfig
 
     benchmark: str = args.benchmark
@@ -71,7 +71,8 @@ def eval_generation(args: argparse.Namespace) -> None:
         seeds={"base": config.seed, "per_item": "crc32('<seed>:<item id>') & 0x7fffffff"},
     )
     run_generation(config, store, engine, items)
-    write_generation_report(store, benchmark, quiet=args.display == "none")
+    write_generation_report(store, benchmark, quiet=quiet_tables(args))
+    return Path(store.root)
 
 
 def _prompt_note(benchmark: str) -> str:

@@ -41,7 +41,8 @@ def _errors(points: Sequence[float], lows: Sequence[Any], highs: Sequence[Any]) 
     p = np.asarray(points, dtype=float)
     lo = np.asarray([np.nan if v is None else v for v in lows], dtype=float)
     hi = np.asarray([np.nan if v is None else v for v in highs], dtype=float)
-    return np.nan_to_num(np.clip(np.vstack([p - lo, hi - p]), 0, None))
+    bars: np.ndarray = np.nan_to_num(np.clip(np.vstack([p - lo, hi - p]), 0, None))
+    return bars
 
 
 def assoc_mad_by_level(runs: Runs) -> bytes | None:

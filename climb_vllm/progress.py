@@ -1,4 +1,9 @@
-"""Progress display for long runs: a rich bar for terminals, timed plain lines for logs."""
+"""Progress display for long runs: a rich bar for terminals, timed plain lines for logs.
+
+A single benchmark shows one bar. A suite (``eval all``) opens a :class:`Board` first: every
+:class:`Progress` opened while it is active reports to the board's row for its benchmark (the
+first word of its label), so the whole suite shows as one display with a row per benchmark.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,120 @@ import sys
 import time
 from types import TracebackType
 from typing import Any
+
+_BOARD: Board | None = None
+
+
+def failures(engine: Any) -> int:
+    """Failed requests an engine has retried or moved to another endpoint so far (0 for
+    engines without a network transport)."""
+    transport = getattr(engine, "transport", None)
+    stats = getattr(transport, "stats", None)
+    return int(stats.retries + stats.failovers) if stats is not None else 0
+
+
+class Board:
+    """One display for a suite of benchmarks: per row done/total, rate, errors and ETA.
+
+    Args:
+        rows: the benchmarks, in display order.
+        mode: "rich" (live table of bars), "plain" (a line every ``interval`` seconds) or "none".
+        interval: seconds between plain lines.
+    """
+
+    def __init__(self, rows: list[str], mode: str = "rich", interval: float = 10.0) -> None:
+        self.rows = {row: {"done": 0, "total": 0, "errors": 0, "rate": 0.0, "state": "waiting"}
+                     for row in rows}  # fmt: skip
+        self.mode = mode if (mode != "rich" or sys.stderr.isatty()) else "plain"
+        self.interval = interval
+        self._last = 0.0
+        self._bar: Any = None
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> Board:
+        global _BOARD
+        if self.mode == "rich":
+            self._bar = _rich_bar()
+            self._bar.__enter__()
+            for row in self.rows:
+                self._tasks[row] = self._bar.add_task(row, total=None, rate="waiting", errors="")
+        _BOARD = self
+        return self
+
+    def row_for(self, label: str) -> str:
+        """The row a progress label reports to: its benchmark's (the label's first word), or
+        a new row of its own (a step such as embedding titles, shown under the benchmarks)."""
+        first = label.split()[0] if label else ""
+        if first in self.rows:
+            return first
+        if label not in self.rows:
+            self.rows[label] = {"done": 0, "total": 0, "errors": 0, "rate": 0.0, "state": "waiting"}
+            if self._bar is not None:
+                self._tasks[label] = self._bar.add_task(label, total=None, rate="", errors="")
+        return label
+
+    def update(self, row: str, **fields: Any) -> None:
+        """Set a row's fields (done, total, errors, rate, state) and redraw."""
+        self.rows[row].update(fields)
+        state = self.rows[row]
+        if self._bar is not None:
+            self._bar.update(
+                self._tasks[row],
+                total=state["total"] or None,
+                completed=state["done"],
+                rate=f"{state['rate']:,.1f}/s" if state["state"] == "running" else state["state"],
+                errors=f"errors {state['errors']}",
+            )
+        elif self.mode == "plain":
+            now = time.monotonic()
+            if now - self._last >= self.interval or fields.get("state") == "done":
+                self._last = now
+                print("suite: " + " | ".join(
+                    f"{name} {_plain(info)}" for name, info in self.rows.items()
+                ), file=sys.stderr, flush=True)  # fmt: skip
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        global _BOARD
+        _BOARD = None
+        if self._bar is not None:
+            self._bar.__exit__(exc_type, exc, tb)
+
+
+def _plain(info: dict[str, Any]) -> str:
+    if info["state"] == "waiting":
+        return "waiting"
+    rate = info["rate"]
+    left = info["total"] - info["done"]
+    eta = f"{left / rate:,.0f} s" if rate > 0 else ("0 s" if left == 0 else "unknown")
+    return f"{info['done']}/{info['total']} ({rate:,.1f}/s, errors {info['errors']}, ETA {eta})"
+
+
+def _rich_bar() -> Any:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.progress import Progress as RichProgress
+
+    return RichProgress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TextColumn("{task.fields[errors]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        transient=False,
+    )
 
 
 class Progress:
@@ -24,6 +143,8 @@ class Progress:
         self.mode = mode if (mode != "rich" or sys.stderr.isatty()) else "plain"
         self.interval = interval
         self.done = 0
+        self.errors = 0
+        self._row: str | None = None
         self._skipped = 0
         self._start = time.monotonic()
         self._last = 0.0
@@ -31,28 +152,14 @@ class Progress:
         self._task: Any = None
 
     def __enter__(self) -> Progress:
-        if self.mode == "rich":
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-            from rich.progress import Progress as RichProgress
-
-            self._bar = RichProgress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]}"),
-                TimeElapsedColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                transient=False,
-            )
+        self._row = _BOARD.row_for(self.label) if _BOARD is not None else None
+        if self._row is not None:
+            assert _BOARD is not None
+            _BOARD.update(self._row, total=self.total, done=0, state="running")
+        elif self.mode == "rich":
+            self._bar = _rich_bar()
             self._bar.__enter__()
-            self._task = self._bar.add_task(self.label, total=self.total, rate="")
+            self._task = self._bar.add_task(self.label, total=self.total, rate="", errors="")
         return self
 
     def rate(self) -> float:
@@ -67,19 +174,29 @@ class Progress:
         self._skipped += n
         self.advance(n)
 
-    def advance(self, n: int) -> None:
-        """Count ``n`` finished units."""
+    def advance(self, n: int, errors: int | None = None) -> None:
+        """Count ``n`` finished units; ``errors`` is the run's error count so far, if known."""
         self.done += n
+        if errors is not None:
+            self.errors = errors
         rate = self.rate()
-        if self._bar is not None:
-            self._bar.update(self._task, completed=self.done, rate=f"{rate:,.1f}/s")
+        if self._row is not None and _BOARD is not None:
+            _BOARD.update(self._row, done=self.done, rate=rate, errors=self.errors)
+        elif self._bar is not None:
+            self._bar.update(
+                self._task,
+                completed=self.done,
+                rate=f"{rate:,.1f}/s",
+                errors=f"errors {self.errors}",
+            )
         elif self.mode == "plain":
             now = time.monotonic()
             if now - self._last >= self.interval or self.done >= self.total:
                 self._last = now
                 left = f"{(self.total - self.done) / rate:,.0f} s" if rate > 0 else "unknown"
                 print(
-                    f"{self.label}: {self.done}/{self.total} ({rate:,.1f}/s, ETA {left})",
+                    f"{self.label}: {self.done}/{self.total} ({rate:,.1f}/s, errors "
+                    f"{self.errors}, ETA {left})",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -90,5 +207,7 @@ class Progress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._bar is not None:
+        if self._row is not None and _BOARD is not None:
+            _BOARD.update(self._row, state="done" if exc_type is None else "stopped")
+        elif self._bar is not None:
             self._bar.__exit__(exc_type, exc, tb)

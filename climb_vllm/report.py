@@ -19,7 +19,8 @@ TABLE_TITLES = {
     "table1_all_codes": "Table 1 (all scored codes, raw). AssocMAD by ICD level",
     "table2": "CLIMB Table 2. Single-demographic AssocMAD (names pooled by sex or by ethnicity). "
     f"{UNIT_NOTE}",
-    "table3": f"CLIMB Table 3. Correctness of sex preference on sex-specific codes (%). {UNIT_NOTE}",
+    "table3": "CLIMB Table 3. Correctness of sex preference on sex-specific codes (%). "
+    f"{UNIT_NOTE}",
     "table8": "CLIMB Table 8. AssocMAD with the top-K names per group (raw)",
     "sensitivity": "Template sensitivity: AssocMAD by level (sex-neutral codes of a stratified "
     "sample, 8 groups) and sex-preference correctness (%) under each prompt template",

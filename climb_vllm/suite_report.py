@@ -84,14 +84,14 @@ def load_runs(run_dirs: list[Path]) -> list[RunView]:
     views = []
     labels: list[str] = []
     for root in run_dirs:
-        benchmarks = run_benchmarks(root)
+        benchmarks = tuple(run_benchmarks(root))
         if not benchmarks:
             raise UserError(f"{root} holds no benchmark run.", "run 'climb-vllm eval' into it.")
         manifest = RunStore(root).manifest()
         first = manifest["benchmarks"][benchmarks[0]]["config"]
         labels.append(str(first.get("model")))
         metrics = {b: benchmark_results(root, b, quiet=True) for b in benchmarks}
-        views.append((root, tuple(benchmarks), metrics, manifest))
+        views.append((root, benchmarks, metrics, manifest))
     out = []
     for (root, benchmarks, metrics, manifest), label in zip(views, labels):
         if labels.count(label) > 1:  # the same model twice: tell the runs apart by folder

@@ -13,4 +13,4 @@ def test_plain_lines_show_counts_rate_and_eta(capsys: pytest.CaptureFixture[str]
         progress.advance(6)
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines[0].startswith("intrinsic codes: 4/10")
-    assert lines[-1].startswith("intrinsic codes: 10/10") and "/s, ETA" in lines[-1]
+    assert lines[-1].startswith("intrinsic codes: 10/10") and "/s, errors 0, ETA" in lines[-1]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from climb_vllm.config import ExtrinsicConfig, GenerationConfig
 from climb_vllm.engines.base import Engine, GenerateRequest, Generation
-from climb_vllm.progress import Progress
+from climb_vllm.progress import Progress, failures
 from climb_vllm.store import RunStore
 
 if TYPE_CHECKING:
@@ -103,6 +103,7 @@ def run_generation(
     with Progress(f"{config.benchmark} items", len(ids), config.display) as progress:
         progress.skip(sum(len(rows) for index, rows in chunks if index in done))
         generated = 0
+        non_text = 0
         for index, rows in chunks:
             if index in done:
                 continue
@@ -112,7 +113,11 @@ def run_generation(
             store.write_chunk(
                 config.benchmark, index, records_frame(chunk_ids, requests, generations)
             )
-            progress.advance(len(rows))
+            # Errors shown: retried or failed-over requests, and answers without text.
+            non_text += sum(
+                reason == "non-text" for g in generations for reason in g.finish_reasons
+            )
+            progress.advance(len(rows), failures(engine) + non_text)
             generated += 1
     store.annotate(config.benchmark, chunks=len(chunks), items=len(ids))
     return generated

@@ -19,7 +19,7 @@ from climb_vllm.config import DEFAULT_TEMPLATE, IntrinsicConfig
 from climb_vllm.engines.base import Engine, ScoreRequest, ScoreResult
 from climb_vllm.names import NameSet, load_names
 from climb_vllm.ontology import Ontology, load_ontology
-from climb_vllm.progress import Progress
+from climb_vllm.progress import Progress, failures
 from climb_vllm.store import RunStore
 
 if TYPE_CHECKING:
@@ -208,7 +208,7 @@ def run_intrinsic(
             results = engine.score([p.request for p in planned])
             frame = records_frame(codes, task.distinct_names, planned, results)
             store.write_chunk(BENCHMARK, index, frame)
-            progress.advance(len(codes))
+            progress.advance(len(codes), failures(engine))
         _score_templates(config, store, engine, task, encoder, progress)
     store.annotate(
         BENCHMARK,
@@ -257,4 +257,4 @@ def _score_templates(
                 "logprob",
             ),
         )
-        progress.advance(len(keys))
+        progress.advance(len(keys), failures(engine))
