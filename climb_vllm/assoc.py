@@ -34,7 +34,7 @@ from scipy import sparse
 LEVELS = ("l1", "l2", "l3", "l4", "l5")
 SEXES = ("FEMALE", "MALE")
 #: Resamples of the name bootstrap (each covers every level and attribute at once).
-NAME_RESAMPLES = 1000
+NAME_RESAMPLES = 200
 
 Array = npt.NDArray[np.float64]
 

@@ -5,6 +5,7 @@ P1  forward tokens per (code, name) pair: prefix-shared scoring vs naive full se
 P2  wall time of the same two scorers on the same model and requests (after one warm-up each).
 Grading (``--grading N``): see :mod:`climb_vllm.bench_grading`.
 ICD mapping (``--mapping N``): see :mod:`climb_vllm.bench_mapping`.
+The report (``--report N``): see :mod:`climb_vllm.bench_report`.
 Memory (``--full-run``): a full-release intrinsic run in a child process; its peak resident set
     size is read from the kernel's accounting of finished children.
 """
@@ -71,7 +72,7 @@ def _print(results: dict[str, Any], path: Path | None) -> None:
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     """Run the benchmarks; print a table and optionally write JSON. Returns the results."""
-    for option in ("grading", "mapping"):
+    for option in ("grading", "mapping", "report"):
         if getattr(args, option, None) is not None and getattr(args, option) < 1:
             raise UserError(f"--{option} must be at least 1.", f"pass --{option} N with N >= 1.")
     if getattr(args, "grading", None):
@@ -80,6 +81,13 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         graded = grading_bench(args.grading)
         _print(graded, args.json)
         return graded
+    if getattr(args, "report", None):
+        from climb_vllm.bench_report import report_bench
+
+        with tempfile.TemporaryDirectory(prefix="climb-report-bench-") as folder:
+            reported = report_bench(args.report, Path(folder))
+        _print(reported, args.json)
+        return reported
     if getattr(args, "mapping", None):
         from climb_vllm.bench_mapping import mapping_bench
 

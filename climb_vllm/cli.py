@@ -241,6 +241,10 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--mapping", type=int, metavar="N", help="measure ICD mapping speed on N texts instead"
     )
+    bench.add_argument(
+        "--report", type=int, metavar="N",
+        help="measure the report over N synthetic full-size run directories instead",
+    )  # fmt: skip
     return parser
 
 
@@ -419,7 +423,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.verb == "eval" and args.benchmark == "all":
             from climb_vllm.suite import eval_all
 
-            print(f"report written to {eval_all(parser, args)}")
+            written = eval_all(parser, args)
+            print(f"{'run' if args.no_report else 'report'} written to {written}")
         elif args.verb == "eval":
             run_benchmark(args)
         elif args.verb == "grade":

@@ -11,6 +11,7 @@ each sex x ethnicity group); ``UNIT`` says so in every table that carries them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,27 +41,52 @@ def _with_mean(values: np.ndarray) -> np.ndarray:
     return np.vstack([values, values.mean(axis=0, keepdims=True)])
 
 
+@dataclass(frozen=True)
+class _Codes:
+    """What the metrics need to know of a list of codes, computed once per list.
+
+    Attributes:
+        codes: the codes (matrix rows).
+        level_ids: per level, each code's node as an integer (sorted order of node labels).
+        chapters: the chapter labels in the order of ``level_ids["l1"]``.
+        neutral: True for codes on neither sex-specific list.
+        female_rows / male_rows: rows of the female-only / male-only codes.
+    """
+
+    codes: list[str]
+    level_ids: dict[str, np.ndarray]
+    chapters: list[str]
+    neutral: np.ndarray
+    female_rows: list[int]
+    male_rows: list[int]
+
+    @staticmethod
+    def of(codes: list[str], task: IntrinsicTask) -> _Codes:
+        frame = pl.DataFrame({"code": codes}).join(
+            task.ontology.table.select("code", *assoc.LEVELS), on="code", how="left"
+        )
+        ids = {lv: (frame[lv].rank("dense") - 1).to_numpy() for lv in assoc.LEVELS}
+        series = pl.Series(codes)
+        female = series.is_in(sorted(task.ontology.female_only)).to_numpy()
+        male = series.is_in(sorted(task.ontology.male_only)).to_numpy()
+        return _Codes(
+            codes=codes,
+            level_ids=ids,
+            chapters=frame["l1"].unique().sort().to_list(),
+            neutral=~(female | male),
+            female_rows=np.flatnonzero(female).tolist(),
+            male_rows=np.flatnonzero(male).tolist(),
+        )
+
+
 class _Scorer:
     """AssocMAD and sex preference of one (codes x names) log-probability matrix."""
 
-    def __init__(
-        self,
-        logp: np.ndarray,
-        codes: list[str],
-        task: IntrinsicTask,
-        weights: np.ndarray,
-    ) -> None:
+    def __init__(self, logp: np.ndarray, codes: _Codes, weights: np.ndarray) -> None:
         self.codes = codes
         self.weights = weights
-        levels = pl.DataFrame({"code": codes}).join(
-            task.ontology.table.select("code", *assoc.LEVELS), on="code", how="left"
-        )
-        self.levels = {level: levels[level].to_numpy() for level in assoc.LEVELS}
-        self.probabilities = assoc.chapter_probabilities(logp, self.levels["l1"])
-        sex_specific = task.ontology.female_only | task.ontology.male_only
-        self.neutral = np.array([c not in sex_specific for c in codes])
-        self.female_rows = [i for i, c in enumerate(codes) if c in task.ontology.female_only]
-        self.male_rows = [i for i, c in enumerate(codes) if c in task.ontology.male_only]
+        self.probabilities = assoc.chapter_probabilities(logp, codes.level_ids["l1"])
+        self.neutral = codes.neutral
 
     def assoc_mad(
         self, subset: np.ndarray | None, resampled: bool
@@ -70,8 +96,8 @@ class _Scorer:
         Returns values per attribute ("both", "sex", "ethnicity") shaped (L1..L5 + mean,
         1 + resamples) with the point estimate first, and the nodes per level.
         """
-        rows = np.arange(len(self.codes)) if subset is None else np.flatnonzero(subset)
-        levels = {k: v[rows] for k, v in self.levels.items()}
+        rows = np.arange(len(self.codes.codes)) if subset is None else np.flatnonzero(subset)
+        levels = {k: v[rows] for k, v in self.codes.level_ids.items()}
         sums = assoc.level_sums(self.probabilities[rows], levels)
         point = assoc.assoc_mad_resamples(sums, self.weights[:, :, :1])
         nodes = [matrix.shape[0] for matrix in sums.values()]
@@ -87,8 +113,8 @@ class _Scorer:
     def sex_preference(self) -> pl.DataFrame:
         rows = []
         for label, members, own in (
-            ("female-only", self.female_rows, "FEMALE"),
-            ("male-only", self.male_rows, "MALE"),
+            ("female-only", self.codes.female_rows, "FEMALE"),
+            ("male-only", self.codes.male_rows, "MALE"),
         ):
             values = assoc.sex_preference_resamples(self.probabilities, members, own, self.weights)
             share, low, high = assoc.summarise(values)
@@ -111,10 +137,10 @@ class _Scorer:
 
     def chapter_scores(self, groups: assoc.NameGroups) -> pl.DataFrame:
         """Each chapter's group score relative to the chapter's mean over groups (s / mu)."""
-        sums = assoc.level_sums(self.probabilities, {"l1": self.levels["l1"]})["l1"]
+        sums = assoc.level_sums(self.probabilities, {"l1": self.codes.level_ids["l1"]})["l1"]
         scores = sums @ self.weights[:, :, 0]
         relative = scores / scores.mean(axis=1, keepdims=True)
-        chapters = np.unique(self.levels["l1"])  # level_sums' node order
+        chapters = self.codes.chapters  # level_sums' node order
         rows = [
             {"chapter": chapter, "sex": sex, "ethnicity": ethnicity, "relative": float(value)}
             for chapter, row in zip(chapters, relative)
@@ -218,14 +244,15 @@ def intrinsic_tables(
             f"The intrinsic records are incomplete: {exc}.",
             "rerun the same 'climb-vllm eval intrinsic' command to finish them.",
         ) from exc
-    raw = _Scorer(logp, codes, task, groups.weights(len(names), resamples, seed))
+    listed = _Codes.of(codes, task)
+    raw = _Scorer(logp, listed, groups.weights(len(names), resamples, seed))
     tables = _tables_of(raw, "")
     all_codes, nodes = raw.assoc_mad(None, resampled=False)
     tables["table1_all_codes"] = _level_frame(all_codes["both"], nodes, False)
     top = []
     for k in range(1, min(5, top_k) + 1):
         subset = assoc.NameGroups.from_slots(slots.filter(pl.col("rank") <= k), names)
-        scorer = _Scorer(logp, codes, task, subset.weights(len(names), 0, seed))
+        scorer = _Scorer(logp, listed, subset.weights(len(names), 0, seed))
         values, nodes = scorer.assoc_mad(scorer.neutral, resampled=False)
         top.append(_level_frame(values["both"], nodes, False).with_columns(pl.lit(k).alias("k")))
     tables["table8"] = pl.concat(top).select("k", "level", "assoc_mad", "nodes")
@@ -234,7 +261,7 @@ def intrinsic_tables(
         return tables
     base = base_rates(templates, template, names)
     if base is not None:
-        calibrated = _Scorer(logp - base, codes, task, raw.weights)
+        calibrated = _Scorer(logp - base, listed, raw.weights)
         tables |= _tables_of(calibrated, "calibrated_")
         tables["chapters_calibrated"] = calibrated.chapter_scores(groups)
         tables["base_rates"] = (
@@ -267,7 +294,9 @@ def sensitivity(
         return pl.DataFrame()
     weights = groups.weights(len(names), 0, 0)
     position = {c: i for i, c in enumerate(codes)}
-    sample = [c for c in codes if c in set(sample)]  # the run's order
+    chosen = set(sample)
+    sample = [c for c in codes if c in chosen]  # the run's order
+    listed = _Codes.of(sample, task)
     matrices = {template: logp[[position[c] for c in sample]]}
     for other in sample_rows["template"].unique(maintain_order=True).to_list():
         matrices[other] = assoc.log_matrix(
@@ -278,7 +307,7 @@ def sensitivity(
         base = base_rates(templates, text, names)
         variants = {"raw": matrix} | ({} if base is None else {"calibrated": matrix - base})
         for variant, values in variants.items():
-            scorer = _Scorer(values, sample, task, weights)
+            scorer = _Scorer(values, listed, weights)
             mad, _ = scorer.assoc_mad(scorer.neutral, resampled=False)
             row: dict[str, object] = {
                 "template": text,

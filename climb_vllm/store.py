@@ -134,7 +134,8 @@ class RunStore:
             if section.get("config_hash") == config_hash:
                 return True
             old = section.get("config", {})
-            changed = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
+            new = json.loads(json.dumps(config))  # as stored: tuples become lists
+            changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
             raise UserError(
                 f"{self.root} already holds a {benchmark} run with a different configuration "
                 f"(changed: {', '.join(changed) or 'hash'}).",

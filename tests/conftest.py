@@ -122,3 +122,25 @@ def mapper(ontology_2021, subset_index, encoder):  # type: ignore[no-untyped-def
     from climb_vllm.icdmap import Mapper
 
     return Mapper(ontology_2021, subset_index, encoder)
+
+
+def suite_command(model: Path, out: Path, *extra: str) -> list[str]:
+    """CLI arguments of a small `eval all` of ``model`` into ``out``."""
+    return ["eval", "all", "--model", str(model), "--device", "cpu", "--out", str(out),
+            "--limit-intrinsic", "200", "--sensitivity-codes", "60", "--limit-extrinsic", "8",
+            "--extrinsic-max-tokens", "16", "--index-limit", "300", "--limit-biasmd", "6",
+            "--limit-diseasematcher", "4", *extra]  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def suite_run(
+    tiny_model: Path, tmp_path_factory: pytest.TempPathFactory, mapping_cache: Path
+) -> Path:
+    """A finished small `eval all` run of the tiny model (every benchmark, the report)."""
+    from climb_vllm.cli import main
+
+    out = tmp_path_factory.mktemp("suite") / "run"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CLIMB_VLLM_CACHE", str(mapping_cache))
+        assert main(suite_command(tiny_model, out, "--display", "plain")) == 0
+    return out
