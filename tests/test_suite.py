@@ -76,6 +76,7 @@ def test_killed_suite_resumes_without_lost_or_duplicated_records(
     assert main(argv) == 0
     # Scoring is deterministic: the intrinsic records equal the uninterrupted run's.
     for benchmark in ("intrinsic", "intrinsic-templates"):
+
         def frame(run: Path, name: str = benchmark) -> pl.DataFrame:
             data = pl.read_parquet(run / "records" / name / "chunk-*.parquet")
             return data.drop("token_logprobs", strict=False).sort(pl.all())
