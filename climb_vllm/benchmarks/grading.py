@@ -456,6 +456,9 @@ def grade_diseasematcher(
 
 #: Below this many responses, grading stays in this process (starting workers costs more).
 PARALLEL_FROM = 20_000
+#: Worker processes of :func:`grade_many` (None: one per usable CPU). Processes that already
+#: run side by side (the report's) set 1.
+WORKERS: int | None = None
 
 
 def _grade_batch(kind: str, rows: list[tuple[Any, ...]]) -> list[tuple[str, str]]:
@@ -478,7 +481,7 @@ def grade_many(
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    count = workers or len(os.sched_getaffinity(0))
+    count = workers or WORKERS or len(os.sched_getaffinity(0))
     if count <= 1 or len(rows) < PARALLEL_FROM:
         return [Grade(*pair) for pair in _grade_batch(kind, list(rows))]
     size = -(-len(rows) // count)

@@ -93,13 +93,18 @@ def sex_typed_names(sex: str, count: int = 20, purity: float = 0.995) -> list[st
         count: how many names.
         purity: the least share of births of that sex.
     """
+    return list(_sex_typed(sex, count, purity))
+
+
+@lru_cache(maxsize=64)  # called once per control item: thousands of times per report
+def _sex_typed(sex: str, count: int, purity: float) -> tuple[str, ...]:
     index = 0 if sex == "female" else 1
     typed = [
         (counts[index], name)
         for name, counts in name_sex_counts().items()
         if sum(counts) > 0 and counts[index] / sum(counts) >= purity
     ]
-    return [name for _, name in sorted(typed, key=lambda t: (-t[0], t[1]))[:count]]
+    return tuple(name for _, name in sorted(typed, key=lambda t: (-t[0], t[1]))[:count])
 
 
 def statement_people(statement: str) -> tuple[str, str] | None:
