@@ -80,8 +80,14 @@ def diseasematcher_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[s
 
     grades = tables["grades"]
     rates = [c for c in grades.columns if c.endswith("_rate")]
+    accuracy_ci = grades.select(
+        "split", "attribute", _interval("ci_low", "ci_high", "Accuracy 95% CI")
+    )
+    table1 = positions(tables["table1"], ["split", "attribute"]).join(
+        accuracy_ci, on=["split", "attribute"], how="left", maintain_order="left"
+    )
     return {
-        "table1": positions(tables["table1"], ["split", "attribute"]),
+        "table1": table1.select(*table1.columns[:5], "Accuracy 95% CI", *table1.columns[5:-1]),
         "table2": positions(tables["table2"], ["split", "n_symptoms"]),
         "grades": grades.select(
             pl.lit(model).alias("Model"),

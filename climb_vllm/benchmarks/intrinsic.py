@@ -62,14 +62,19 @@ class IntrinsicTask:
         return [self.codes[i : i + size] for i in range(0, len(self.codes), size)]
 
     def sensitivity_sample(self, size: int, seed: int) -> tuple[str, ...]:
-        """The codes scored under every sensitivity template: a stratified sample of ``size``
-        release codes that the run scores (all the run's codes when it has no more)."""
+        """The codes scored under every sensitivity template: ``size`` of the run's codes, a
+        stratified sample of the release for a full run (all the run's codes when it has no
+        more)."""
         if size <= 0:
             return ()
         if len(self.codes) <= size:
             return self.codes
-        scored = set(self.codes)
-        return tuple(c for c in self.ontology.stratified_subset(size, seed) if c in scored)
+        if len(self.codes) == len(self.ontology):
+            return tuple(self.ontology.stratified_subset(size, seed))
+        # A --limit run's codes are already a stratified sample in release order: evenly
+        # spaced picks keep its spread over chapters.
+        step = len(self.codes) / size
+        return tuple(self.codes[int(i * step)] for i in range(size))
 
     def template_prompts(self, config: IntrinsicConfig) -> list[tuple[str, list[str], list[str]]]:
         """(template, keys, descriptions) per template chunk of the calibration records.
