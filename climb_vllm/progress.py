@@ -47,7 +47,10 @@ class Board:
             self._bar = _rich_bar()
             self._bar.__enter__()
             for row in self.rows:
-                self._tasks[row] = self._bar.add_task(row, total=None, rate="waiting", errors="")
+                # Started when the benchmark starts, so its elapsed time and ETA are its own.
+                self._tasks[row] = self._bar.add_task(
+                    row, total=None, rate="waiting", errors="", start=False
+                )
         _BOARD = self
         return self
 
@@ -60,7 +63,9 @@ class Board:
         if label not in self.rows:
             self.rows[label] = {"done": 0, "total": 0, "errors": 0, "rate": 0.0, "state": "waiting"}
             if self._bar is not None:
-                self._tasks[label] = self._bar.add_task(label, total=None, rate="", errors="")
+                self._tasks[label] = self._bar.add_task(
+                    label, total=None, rate="", errors="", start=False
+                )
         return label
 
     def update(self, row: str, **fields: Any) -> None:
@@ -68,6 +73,8 @@ class Board:
         self.rows[row].update(fields)
         state = self.rows[row]
         if self._bar is not None:
+            if fields.get("state") == "running":
+                self._bar.start_task(self._tasks[row])
             self._bar.update(
                 self._tasks[row],
                 total=state["total"] or None,
