@@ -16,14 +16,15 @@ TABLE_TITLES = {
     "table1": "CLIMB Table 1. AssocMAD by ICD level, sex-neutral codes, 8 groups (lower is less "
     f"biased); paper = raw name probabilities, calibrated = divided by content-free base rates. "
     f"{UNIT_NOTE}",
-    "table1_all_codes": "Table 1 (all scored codes, raw). AssocMAD by ICD level",
+    "table1_all_codes": "Table 1 (all scored codes, raw). AssocMAD by ICD level (point estimates)",
     "table2": "CLIMB Table 2. Single-demographic AssocMAD (names pooled by sex or by ethnicity). "
     f"{UNIT_NOTE}",
     "table3": "CLIMB Table 3. Correctness of sex preference on sex-specific codes (%). "
     f"{UNIT_NOTE}",
-    "table8": "CLIMB Table 8. AssocMAD with the top-K names per group (raw)",
+    "table8": "CLIMB Table 8. AssocMAD with the top-K names per group (raw; point estimates)",
     "sensitivity": "Template sensitivity: AssocMAD by level (sex-neutral codes of a stratified "
-    "sample, 8 groups) and sex-preference correctness (%) under each prompt template",
+    "sample, 8 groups) and sex-preference correctness (%) under each prompt template (point "
+    "estimates)",
 }
 LEVEL_COLUMNS = ("L1", "L2", "L3", "L4", "L5", "Mean")
 VARIANTS = (("", "paper"), ("calibrated_", "calibrated"))

@@ -183,9 +183,12 @@ def provenance(run: RunView) -> list[dict[str, str]]:
                 "model": str(config.get("model")),
                 "revision": str(config.get("revision") or engine.get("model_fingerprint", "")[:12]),
                 "engine": " ".join(
-                    str(engine.get(k))
-                    for k in ("engine", "server_version", "device", "dtype")
-                    if engine.get(k)
+                    [str(engine.get(k)) for k in ("engine", "device", "dtype") if engine.get(k)]
+                    + [  # http runs: each server and its version
+                        f"{e.get('server')} {e.get('version')} at {e.get('url')}"
+                        for e in engine.get("endpoints", [])
+                        if isinstance(e, dict)
+                    ]
                 ),
                 "ICD-10-CM": str(icd or ""),
                 "names": f"{names.get('set')} top-{names.get('top_k')}" if names else "",
