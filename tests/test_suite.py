@@ -98,3 +98,23 @@ def test_unknown_benchmark_is_one_clear_error(
     err = capsys.readouterr().err
     assert "extrinsc" in err and "choose from intrinsic,extrinsic,biasmd,diseasematcher" in err
     assert not (tmp_path / "run").exists()
+
+
+def test_suite_against_a_real_vllm_server(
+    vllm_server: str, tiny_model: Path, tmp_path: Path
+) -> None:
+    """The http engine is probed once and shared by the benchmarks of the suite."""
+    out = tmp_path / "run"
+    argv = ["eval", "all", "--endpoint", vllm_server, "--tokenizer", str(tiny_model),
+            "--benchmarks", "intrinsic,diseasematcher", "--limit-intrinsic", "60",
+            "--sensitivity-codes", "0", "--limit-diseasematcher", "4", "--out", str(out),
+            "--display", "none"]  # fmt: skip
+    assert main(argv) == 0
+    sections = json.loads((out / "manifest.json").read_text())["benchmarks"]
+    assert set(sections) == {"intrinsic", "diseasematcher"}
+    for section in sections.values():
+        assert section["engine"]["engine"] == "http"
+        assert section["config"]["served_model"] == "tiny"
+        assert section["engine"]["endpoints"][0]["server"] == "vllm"
+    page = (out / "report" / "report.html").read_text()
+    assert "vllm" in page and vllm_server in page  # provenance names the server
