@@ -15,3 +15,7 @@ class UserError(Exception):
         super().__init__(f"{message} Fix: {fix}")
         self.message = message
         self.fix = fix
+
+    def __reduce__(self) -> tuple[type[UserError], tuple[str, str]]:
+        # Rebuilt from both parts, so that it survives the trip back from a worker process.
+        return (UserError, (self.message, self.fix))

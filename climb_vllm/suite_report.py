@@ -239,11 +239,18 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
 
     if not run_dirs:
         raise UserError("No run directory given.", "pass one or more run directories.")
+    # The output folder first: a bad --out should not wait for every run to be recomputed.
+    try:
+        (out / "tables").mkdir(parents=True, exist_ok=True)
+        (out / "figures").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"Cannot write the report to {out} ({exc.strerror}).",
+            "pass --out with a writable folder.",
+        ) from exc
     runs = load_runs(run_dirs)
     titles = _titles()
     tables = stacked_tables(runs)
-    (out / "tables").mkdir(parents=True, exist_ok=True)
-    (out / "figures").mkdir(parents=True, exist_ok=True)
     models = ", ".join(run.label for run in runs)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     page = [

@@ -120,3 +120,26 @@ def test_report_of_a_folder_that_is_not_a_run(
 ) -> None:
     assert main(["report", str(tmp_path)]) == 2
     assert "not a run directory" in capsys.readouterr().err
+
+
+def test_an_incomplete_run_among_several_is_one_clear_error(
+    two_runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The error raised in a worker process reaches the user whole, naming the fix."""
+    broken = tmp_path / "broken"
+    shutil.copytree(two_runs[0], broken)
+    for chunk in (broken / "records" / "biasmd").glob("chunk-*.parquet"):
+        chunk.unlink()
+    capsys.readouterr()
+    assert main(["report", str(broken), str(two_runs[1]), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("error:") and "holds no biasmd records" in err and "Fix:" in err
+
+
+def test_unwritable_report_folder_is_refused_first(
+    two_runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["report", str(two_runs[0]), "--out", str(blocker / "report")]) == 2
+    assert "pass --out with a writable folder" in capsys.readouterr().err
