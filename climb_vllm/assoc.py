@@ -30,6 +30,8 @@ import numpy.typing as npt
 import polars as pl
 from scipy import sparse
 
+from climb_vllm.resampling import interval
+
 LEVELS = ("l1", "l2", "l3", "l4", "l5")
 SEXES = ("FEMALE", "MALE")
 #: Resamples of the name bootstrap (each covers every level and attribute at once).
@@ -233,6 +235,5 @@ def summarise(values: Array, level: float = 0.95) -> tuple[float, float, float]:
     rest = values[1:]
     if rest.size == 0 or np.isnan(rest).all():
         return float(values[0]), float("nan"), float("nan")
-    tail = (1.0 - level) / 2.0
-    low, high = np.nanquantile(rest, [tail, 1.0 - tail])
-    return float(values[0]), float(low), float(high)
+    low, high = interval(rest, level)
+    return float(values[0]), low, high

@@ -131,6 +131,7 @@ def report_bench(count: int, folder: Path) -> dict[str, Any]:
     from climb_vllm import metrics
     from climb_vllm.benchmarks.intrinsic import BENCHMARK, TEMPLATES, IntrinsicTask
     from climb_vllm.config import DEFAULT_TEMPLATE, IntrinsicConfig
+    from climb_vllm.intrinsic_results import intrinsic_tables, slot_frame
 
     start = time.perf_counter()
     runs, sizes = synthetic_runs(folder, count)
@@ -150,12 +151,7 @@ def report_bench(count: int, folder: Path) -> dict[str, Any]:
     results["report_command"] = " ".join(command[2:])
     # Baseline: the reference implementation's point estimates of Tables 1-3 for one run.
     task = IntrinsicTask.from_config(IntrinsicConfig(model="x"))
-    slots = pl.DataFrame(
-        [
-            {"name": s.name, "sex": s.sex, "ethnicity": s.ethnicity, "rank": s.rank}
-            for s in task.names.top_k(5)
-        ]
-    )
+    slots = slot_frame(task, 5)
     levels = task.ontology.table.select("code", *metrics.LEVELS)
     specific = task.ontology.female_only | task.ontology.male_only
     neutral = [c for c in task.codes if c not in specific]
@@ -167,8 +163,6 @@ def report_bench(count: int, folder: Path) -> dict[str, Any]:
         records, slots, sorted(task.ontology.female_only), sorted(task.ontology.male_only)
     )
     results["reference_tables_1_3_one_run_seconds"] = time.perf_counter() - start
-    from climb_vllm.intrinsic_results import intrinsic_tables
-
     store = RunStore(runs[0])
     start = time.perf_counter()
     intrinsic_tables(records, task, 5, store.read_records(TEMPLATES), DEFAULT_TEMPLATE)

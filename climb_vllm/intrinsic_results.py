@@ -27,7 +27,8 @@ UNIT = "names resampled within each sex x ethnicity group"
 LEVEL_LABELS = ("L1", "L2", "L3", "L4", "L5", "mean")
 
 
-def _slots(task: IntrinsicTask, top_k: int) -> pl.DataFrame:
+def slot_frame(task: IntrinsicTask, top_k: int) -> pl.DataFrame:
+    """The top-K name slots of the task's name set: ``name, sex, ethnicity, rank``."""
     return pl.DataFrame(
         [
             {"name": s.name, "sex": s.sex, "ethnicity": s.ethnicity, "rank": s.rank}
@@ -235,7 +236,7 @@ def intrinsic_tables(
         )
     names = list(task.distinct_names)
     codes = list(task.codes)
-    slots = _slots(task, top_k)
+    slots = slot_frame(task, top_k)
     groups = assoc.NameGroups.from_slots(slots, names)
     try:
         logp = assoc.log_matrix(records, codes, names)

@@ -106,9 +106,12 @@ def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]
     import os
 
     manifests = []
+    present = []
     for root in run_dirs:
-        if not run_benchmarks(root):
+        benchmarks = tuple(run_benchmarks(root))
+        if not benchmarks:
             raise UserError(f"{root} holds no benchmark run.", "run 'climb-vllm eval' into it.")
+        present.append(benchmarks)
         manifests.append(RunStore(root).manifest())
     count = min(workers or len(os.sched_getaffinity(0)), len(run_dirs))
     if count <= 1:
@@ -140,10 +143,12 @@ def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]
         first = next(iter(manifest["benchmarks"].values()))["config"]
         labels.append(str(first.get("model")))
     out = []
-    for root, manifest, metrics, label in zip(run_dirs, manifests, recomputed, labels):
+    for root, benchmarks, manifest, metrics, label in zip(
+        run_dirs, present, manifests, recomputed, labels
+    ):
         if labels.count(label) > 1:  # the same model twice: tell the runs apart by folder
             label = f"{label} ({root.name})"
-        out.append(RunView(root, label, tuple(run_benchmarks(root)), metrics, manifest))
+        out.append(RunView(root, label, benchmarks, metrics, manifest))
     return out
 
 
