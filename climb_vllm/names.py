@@ -14,7 +14,7 @@ import importlib.resources
 from dataclasses import dataclass
 from pathlib import Path
 
-from climb_vllm.errors import UserError
+from climb_vllm.core.errors import UserError
 
 SEXES = ("FEMALE", "MALE")
 ETHNICITIES = (

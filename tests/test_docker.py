@@ -8,7 +8,8 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import vllm_python
+from climb_vllm.server_config import SCORING_FLAGS, hardware_preset
+from tests.helpers import vllm_python
 
 COMPOSE = Path(__file__).parents[1] / "docker" / "compose.yaml"
 
@@ -16,6 +17,16 @@ COMPOSE = Path(__file__).parents[1] / "docker" / "compose.yaml"
 def _compose() -> dict[str, Any]:
     data: dict[str, Any] = yaml.safe_load(COMPOSE.read_text())
     return data
+
+
+def _contains(flags: list[str], block: tuple[str, ...]) -> bool:
+    """Whether ``block`` occurs in ``flags`` as consecutive items."""
+    return any(tuple(flags[i : i + len(block)]) == block for i in range(len(flags)))
+
+
+def test_contains_needs_the_values_beside_their_flags() -> None:
+    assert _contains(["--a", "1", "--b"], ("--a", "1"))
+    assert not _contains(["--a", "--b", "1"], ("--a", "1"))
 
 
 def _servers(compose: dict[str, Any]) -> dict[str, Any]:
@@ -33,10 +44,11 @@ def test_one_vllm_service_per_gpu_with_health_checks() -> None:
         gpus += devices[0]["device_ids"]
         assert "/health" in " ".join(service["healthcheck"]["test"])
         assert any("huggingface" in v for v in service["volumes"])
-        flags = service["command"]
-        for flag in ("--enable-prefix-caching", "--served-model-name", "--max-logprobs"):
-            assert flag in flags
-        assert flags[flags.index("--logprobs-mode") + 1] == "raw_logprobs"
+        flags = [str(a) for a in service["command"]]
+        assert "--served-model-name" in flags
+        # The scoring flags as written once in the code, and the GPU preset of server/.
+        for required in (SCORING_FLAGS, hardware_preset("gpu").flags):
+            assert _contains(flags, required), required
     assert sorted(gpus) == [str(i) for i in range(len(gpus))]  # each GPU once
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from climb_vllm.errors import UserError
+from climb_vllm.core.errors import UserError
 from climb_vllm.names import ETHNICITIES, SEXES, load_names
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from climb_vllm.errors import UserError
+from climb_vllm.core.errors import UserError
 from climb_vllm.ontology import export_release, load_ontology
 
 

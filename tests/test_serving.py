@@ -8,18 +8,19 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from climb_vllm.serving import serve, stop
-from tests.conftest import free_port, vllm_python
+from tests.helpers import free_port, vllm_python
 
 ARGS = ["--limit", "400", "--chunk-size", "10", "--display", "none", "--prompts-per-request", "16"]
 
 
 def _command(url: str, model: Path, out: Path) -> list[str]:
     return [
-        sys.executable, "-m", "climb_vllm.cli", "eval", "intrinsic", "--endpoint", url,
+        sys.executable, "-m", "climb_vllm", "eval", "intrinsic", "--endpoint", url,
         "--tokenizer", str(model), "--out", str(out), *ARGS,
     ]  # fmt: skip
 
@@ -28,7 +29,7 @@ def _records(run: Path) -> pl.DataFrame:
     return pl.read_parquet(sorted((run / "records" / "intrinsic").glob("chunk-*.parquet")))
 
 
-def _wait_for_chunks(run: Path, count: int, process: subprocess.Popen[bytes]) -> None:
+def _wait_for_chunks(run: Path, count: int, process: subprocess.Popen[Any]) -> None:
     chunks = run / "records" / "intrinsic"
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:
@@ -70,13 +71,13 @@ def test_client_killed_and_server_killed_runs_resume_to_the_same_records(
     state = tmp_path / "own-server.json"
     url = serve([str(tiny_model)], port=free_port(), python=vllm_python(), cpu=True, state=state)[0]
     server_killed = tmp_path / "server-killed"
-    process = subprocess.Popen(
+    killed = subprocess.Popen(
         _command(url, tiny_model, server_killed), stderr=subprocess.PIPE, text=True
     )
-    _wait_for_chunks(server_killed, 5, process)
+    _wait_for_chunks(server_killed, 5, killed)
     stop(state, grace=0)
-    _, err = process.communicate(timeout=300)
-    assert process.returncode == 2, err
+    _, err = killed.communicate(timeout=300)
+    assert killed.returncode == 2, err
     assert "error:" in err and "make serve" in err
     kept = len(list((server_killed / "records" / "intrinsic").glob("chunk-*")))
     assert 5 <= kept < 40
@@ -104,7 +105,7 @@ def test_server_plans_for_replicas_and_models() -> None:
 def test_bad_gpu_split_and_missing_vllm_name_the_fix(tmp_path: Path) -> None:
     import pytest
 
-    from climb_vllm.errors import UserError
+    from climb_vllm.core.errors import UserError
     from climb_vllm.serving import check_vllm, plan_servers, read_endpoints
 
     with pytest.raises(UserError, match="multiple of TP"):
@@ -116,11 +117,14 @@ def test_bad_gpu_split_and_missing_vllm_name_the_fix(tmp_path: Path) -> None:
 
 
 def test_launch_flags_exist_in_vllms_own_cli() -> None:
-    from climb_vllm.serving import ServerSpec, command
+    from climb_vllm.serving import ServerSpec, command, plan_servers
 
     python = vllm_python()
-    argv = command(ServerSpec("m", "m", 8000, "0,1", 2), python, "127.0.0.1", 128, False, [])
-    argv += command(ServerSpec("m", "m", 8000, "", 1), python, "127.0.0.1", 128, True, [])
+    argv = command(ServerSpec("m", "m", 8000, "0,1", 2), python, "127.0.0.1", False, [])
+    argv += command(ServerSpec("m", "m", 8000, "", 1), python, "127.0.0.1", True, [])
+    for name in ("llama-3-8b-base", "llama-3.1-70b-instruct"):
+        argv += command(plan_servers([name], 8000, ["0", "1", "2", "3"], None)[0], python,
+                        "127.0.0.1", False, [])  # fmt: skip
     shown = subprocess.run(
         [python, "-m", "vllm.entrypoints.openai.api_server", "--help=all"],
         capture_output=True, text=True, timeout=300,

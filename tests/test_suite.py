@@ -11,9 +11,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.cli import main
-from climb_vllm.run_results import SUITE
-from tests.conftest import kill_after_chunks, suite_command
+from tests.helpers import kill_after_chunks, suite_command
 
 
 @pytest.fixture(autouse=True)
@@ -30,8 +30,8 @@ def test_suite_fills_one_run_directory_and_writes_the_report(
     suite_run: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     manifest = json.loads((suite_run / "manifest.json").read_text())
-    assert set(manifest["benchmarks"]) == set(SUITE)
-    for benchmark in SUITE:
+    assert set(manifest["benchmarks"]) == set(REGISTRY)
+    for benchmark in REGISTRY:
         assert (suite_run / "results" / benchmark / "metrics.json").is_file(), benchmark
     templates = pl.read_parquet(suite_run / "records" / "intrinsic-templates" / "*.parquet")
     assert set(templates["kind"]) == {"content-free", "code"}
@@ -70,7 +70,7 @@ def test_killed_suite_resumes_without_lost_or_duplicated_records(
     resumed = tmp_path / "resumed"
     argv = suite_command(tiny_model, resumed, "--display", "none")
     # Killed once the extrinsic benchmark has written its first chunk (intrinsic is done).
-    kill_after_chunks([sys.executable, "-m", "climb_vllm.cli", *argv],
+    kill_after_chunks([sys.executable, "-m", "climb_vllm", *argv],
                       resumed / "records" / "extrinsic", 1)  # fmt: skip
     assert not (resumed / "records" / "biasmd").exists()
     assert main(argv) == 0

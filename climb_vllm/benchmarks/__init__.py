@@ -1,1 +1,2 @@
-"""Benchmarks: each turns a dataset into engine requests and stored records."""
+"""Benchmarks: one folder each behind one interface (:mod:`~climb_vllm.benchmarks.base`), listed
+in :mod:`~climb_vllm.benchmarks.registry`."""

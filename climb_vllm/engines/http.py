@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from climb_vllm.core.errors import UserError
 from climb_vllm.engines.base import (
     EngineStats,
     GenerateRequest,
@@ -37,7 +38,6 @@ from climb_vllm.engines.strategies import (
 )
 from climb_vllm.engines.transport import Transport
 from climb_vllm.engines.trie import Trie
-from climb_vllm.errors import UserError
 
 
 @dataclass(frozen=True)

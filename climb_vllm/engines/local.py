@@ -2,7 +2,8 @@
 
 Token-boundary contract: prefix ids are ``tok(T)`` with special tokens as the tokenizer adds them
 (BOS for Llama-style tokenizers); continuation ids are ``tok(T + " " + C)[len(tok(T)):]``;
-:mod:`climb_vllm.boundary` builds requests that keep it. ``score`` returns the sum over the
+:mod:`climb_vllm.benchmarks.intrinsic.boundary` builds requests that keep it. ``score`` returns
+the sum over the
 continuation's tokens of ``log p(c_k | prefix, c_<k)`` from an fp32 log-softmax.
 
 Prefix-shared scoring (the default). All continuations of a request form a trie. One forward pass
@@ -30,6 +31,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from climb_vllm.core.errors import UserError
 from climb_vllm.engines.base import (
     EngineStats,
     GenerateRequest,
@@ -38,7 +40,6 @@ from climb_vllm.engines.base import (
     ScoreResult,
 )
 from climb_vllm.engines.trie import Trie
-from climb_vllm.errors import UserError
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 DEVICES = ("auto", "cpu", "cuda")

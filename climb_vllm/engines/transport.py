@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from climb_vllm.errors import UserError
+from climb_vllm.core.errors import UserError
 
 #: Environment variables read for the API key, in order; the key is never logged or stored.
 API_KEY_VARIABLES = ("CLIMB_API_KEY", "OPENAI_API_KEY")

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from climb_vllm.boundary import BoundaryEncoder
+from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder
 from climb_vllm.engines.base import ScoreRequest
 from climb_vllm.engines.http import HttpEngine
 from climb_vllm.engines.transport import RequestFailed

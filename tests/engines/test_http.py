@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from climb_vllm.benchmarks.intrinsic import sample_requests
+from climb_vllm.benchmarks.intrinsic.task import sample_requests
+from climb_vllm.core.errors import UserError
 from climb_vllm.engines.base import GenerateRequest, ScoreRequest
 from climb_vllm.engines.http import HttpEngine
 from climb_vllm.engines.strategies import sequence_jobs, trie_jobs
 from climb_vllm.engines.trie import Trie
-from climb_vllm.errors import UserError
-from tests.conftest import free_port, vllm_python
+from tests.helpers import free_port, vllm_python
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import torch
 
-from climb_vllm.benchmarks import intrinsic
+from climb_vllm.benchmarks.intrinsic import task as intrinsic
+from climb_vllm.core.errors import UserError
 from climb_vllm.engines.base import Engine, GenerateRequest, ScoreRequest
 from climb_vllm.engines.local import LocalEngine
 from climb_vllm.engines.trie import Trie
-from climb_vllm.errors import UserError
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,180 @@
+"""The one interface every benchmark implements, and the declarations it is made of.
+
+A benchmark is one folder under ``climb_vllm/benchmarks/`` holding its whole slice (items,
+requests, grading or metrics, tables, figures, bench) and one object that implements
+:class:`Benchmark`; :mod:`climb_vllm.benchmarks.registry` lists those objects in suite order.
+The command line, the suite, ``rescore`` and the report read everything they need from here:
+options and their help, how options become a configuration, how to run, how to recompute the
+results from stored records, which tables and figures the report shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from climb_vllm.core.config import EngineConfig
+    from climb_vllm.core.plotting import Runs
+    from climb_vllm.core.run import RunContext
+    from climb_vllm.core.store import RunStore
+
+
+@dataclass(frozen=True)
+class Option:
+    """One command-line option of ``eval <benchmark>``.
+
+    Its value reaches :meth:`Benchmark.configure` under ``dest``; an option the user did not
+    give is absent there, so the configuration field's own default applies (and ``--help``
+    shows that default, read from the field: defaults are declared once, in the configuration).
+
+    Attributes:
+        flag: the option, e.g. ``--limit``.
+        dest: the key of its value in the values passed to :meth:`Benchmark.configure`.
+        help: what it means.
+        field: the configuration field whose default ``--help`` shows (None: no default shown).
+        switch: a flag without a value (its value is True when given).
+        repeat: may be given several times (its value is a list).
+        choices: the allowed values.
+        metavar: the value's name in ``--help``.
+        suite_flag: the option's flag in ``eval all`` (None: not offered there). Benchmarks
+            that declare the same suite flag share one option (e.g. ``--seed``).
+        suite_help: its help in ``eval all`` (None: ``help``).
+    """
+
+    flag: str
+    dest: str
+    help: str
+    field: str | None = None
+    switch: bool = False
+    repeat: bool = False
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    suite_flag: str | None = None
+    suite_help: str | None = None
+
+
+@dataclass(frozen=True)
+class ReportTable:
+    """A table of the report.
+
+    Attributes:
+        key: the table's file name under ``results/<benchmark>/`` (without ``.csv``).
+        title: its title in the report.
+        rank: its place among every benchmark's tables (the papers' tables first, then extras).
+    """
+
+    key: str
+    title: str
+    rank: int
+
+
+@dataclass(frozen=True)
+class ReportFigure:
+    """A figure of the report.
+
+    Attributes:
+        key: the PNG's file name (without ``.png``).
+        draw: PNG bytes from the runs' metrics, or None when no run has the data.
+        caption: its caption.
+        rank: its place among every benchmark's figures.
+    """
+
+    key: str
+    draw: Callable[[Runs], bytes | None]
+    caption: str
+    rank: int
+
+
+@dataclass(frozen=True)
+class BenchHook:
+    """A speed benchmark that ``climb-vllm bench`` offers as ``--<flag> N``.
+
+    Attributes:
+        flag: the option name without dashes, e.g. ``grading``.
+        help: what it measures on N inputs.
+        run: runs it on N inputs and returns the named results.
+    """
+
+    flag: str
+    help: str
+    run: Callable[[int], dict[str, Any]]
+
+
+class ExternalGrader(Protocol):
+    """Grading answers produced by another tool (``climb-vllm grade`` and ``prompts``)."""
+
+    def write_prompts(
+        self, out: Path, split: str, limit: int | None, seed: int, controls: bool
+    ) -> None:
+        """Write the benchmark's prompts as CSV (id, kind, prompt) to ``out``.
+
+        Args:
+            out: the CSV file.
+            split: "eval" (the authors' test split) or "all".
+            limit: a sample of this many items (None: all of the split).
+            seed: the seed of the sample and of derived items.
+            controls: include derived control items, where the benchmark has them.
+        """
+
+    def grade_external(self, responses: Path, out: Path | None, model: str, seed: int) -> None:
+        """Grade a CSV of responses (id, response; optional sample) and print the tables.
+
+        Args:
+            responses: the CSV file.
+            out: also write graded.csv and the tables here.
+            model: the model's label in the tables.
+            seed: the seed the derived items were made with.
+        """
+
+
+class Benchmark(Protocol):
+    """A benchmark: what the command line offers, how it runs, how its results are recomputed.
+
+    Attributes:
+        name: its registry name: the verb ``eval <name>``, the manifest section, the folders
+            ``records/<name>/`` and ``results/<name>/``.
+        help: one line for ``--help``.
+        description: the paragraph of ``eval <name> --help``.
+        options: its command-line options (beside the engine options every benchmark has).
+        bench_hooks: the speed benchmarks it offers to ``climb-vllm bench``.
+        external: grading of outside answers, or None.
+    """
+
+    name: str
+    help: str
+    description: str
+    options: tuple[Option, ...]
+    bench_hooks: tuple[BenchHook, ...]
+    external: ExternalGrader | None
+
+    @property
+    def config_type(self) -> type[EngineConfig]:
+        """The configuration class (its fields' defaults are the options' defaults)."""
+
+    def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> EngineConfig:
+        """The validated configuration of a run.
+
+        Args:
+            engine: the resolved engine fields (:func:`climb_vllm.core.run.engine_settings`).
+            values: the given options' values by ``Option.dest``.
+
+        Raises:
+            UserError: an invalid value, naming the option and the fix.
+        """
+
+    def run(self, config: EngineConfig, context: RunContext) -> Path:
+        """Run (or resume) the benchmark into a run directory and write its results; returns
+        the run directory."""
+
+    def results(self, store: RunStore, quiet: bool) -> dict[str, Any]:
+        """Recompute ``results/<name>/`` from the stored records (no model needed), print the
+        tables unless ``quiet``, and return the metrics (what ``rescore`` compares)."""
+
+    def report_tables(self) -> tuple[ReportTable, ...]:
+        """The tables the report shows, with their titles and places."""
+
+    def figures(self) -> tuple[ReportFigure, ...]:
+        """The figures the report draws, with their captions and places."""

@@ -1,0 +1,117 @@
+"""``climb-vllm bench --mapping N``: free-text diagnosis -> ICD code mapping speed (P5).
+
+Measures, over every code of the 2021 release (the embedding cache is built first if missing):
+
+- loading the cached index (embeddings from disk into a FAISS index);
+- mapping N diagnosis texts of a realistic run: a model names the same diagnosis across the
+  variants, placements and samples of a case, so N points hold N/5 distinct texts; of these
+  30% are titles as written (any case), 20% titles with a one-letter slip, 50% short
+  paraphrases (the first words of a title, lower case);
+- mapping N distinct texts none of which is a title (the worst case: every text is embedded);
+- the nearest-title search alone: the exact FAISS index beside brute-force numpy cosine (one
+  matrix product and an argmax) on the same query embeddings, and the share of queries for
+  which FAISS finds a title as similar as the brute-force best.
+
+Texts are drawn from the release's titles with a fixed seed.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+import numpy as np
+
+
+def _slip(text: str, rng: random.Random) -> str:
+    """The text with one letter dropped (a typo), away from the first letter."""
+    letters = [i for i, ch in enumerate(text) if ch.isalpha() and i > 0]
+    if not letters:
+        return text
+    cut = rng.choice(letters)
+    return text[:cut] + text[cut + 1 :]
+
+
+def realistic_texts(titles: list[str], count: int, seed: int = 0) -> list[str]:
+    """``count`` texts with ``count // 5`` distinct ones, in the mix the module docstring gives."""
+    rng = random.Random(seed)
+    distinct: list[str] = []
+    for title in rng.sample(titles, max(1, count // 5)):
+        roll = rng.random()
+        if roll < 0.3:
+            distinct.append(title if rng.random() < 0.5 else title.lower())
+        elif roll < 0.5:
+            distinct.append(_slip(title, rng))
+        else:
+            distinct.append(" ".join(title.split()[: rng.randint(2, 5)]).lower())
+    texts = [distinct[i % len(distinct)] for i in range(count)]
+    rng.shuffle(texts)
+    return texts
+
+
+def distinct_paraphrases(titles: list[str], count: int, seed: int = 1) -> list[str]:
+    """``count`` distinct texts that are not titles: a title's first words plus a marker."""
+    rng = random.Random(seed)
+    picked = rng.sample(titles, count)
+    return [f"{' '.join(t.split()[: rng.randint(2, 6)]).lower()} (suspected {i})"
+            for i, t in enumerate(picked)]  # fmt: skip
+
+
+def mapping_bench(count: int) -> dict[str, Any]:
+    """Run the measurements above with ``count`` texts; returns the results table."""
+    import torch
+
+    from climb_vllm.benchmarks.extrinsic.icdmap import Mapper
+    from climb_vllm.benchmarks.extrinsic.title_index import Encoder, build_or_load
+    from climb_vllm.ontology import load_ontology
+
+    ontology = load_ontology("2021")
+    encoder = Encoder(device="cpu")
+    build_or_load(ontology, None, encoder, display="plain")  # build the cache if missing
+    start = time.perf_counter()
+    index = build_or_load(ontology, None, encoder, display="none")
+    load_s = time.perf_counter() - start
+    mapper = Mapper(ontology, index, encoder)
+    mapper.map_texts(["warm-up text"])
+    titles = index.titles
+
+    texts = realistic_texts(titles, count)
+    start = time.perf_counter()
+    matches = mapper.map_texts(texts)
+    realistic_s = time.perf_counter() - start
+    methods = {m: sum(x.method == m for x in matches) / len(matches) for m in ("exact", "fuzzy")}
+
+    hard = distinct_paraphrases(titles, count)
+    start = time.perf_counter()
+    mapper.map_texts(hard)
+    hard_s = time.perf_counter() - start
+
+    start = time.perf_counter()
+    queries = encoder.encode(hard)
+    embed_s = time.perf_counter() - start
+    start = time.perf_counter()
+    faiss_sims, _ = index.search(queries, 1)
+    faiss_s = time.perf_counter() - start
+    start = time.perf_counter()
+    similarities = queries @ index.embeddings.T
+    numpy_rows = np.argmax(similarities, axis=1)
+    numpy_s = time.perf_counter() - start
+    best = similarities[np.arange(len(numpy_rows)), numpy_rows]
+    return {
+        "titles_indexed": len(index.codes),
+        "torch_threads": torch.get_num_threads(),
+        "index_load_s": load_s,
+        f"map_{count}_realistic_s": realistic_s,
+        "realistic_distinct_texts": len(set(texts)),
+        "realistic_exact_share": methods["exact"],
+        "realistic_fuzzy_share": methods["fuzzy"],
+        f"map_{count}_distinct_s": hard_s,
+        "embed_distinct_s": embed_s,
+        "search_faiss_s": faiss_s,
+        "search_numpy_bruteforce_s": numpy_s,
+        "search_speedup": numpy_s / faiss_s if faiss_s else float("nan"),
+        "faiss_finds_bruteforce_best": float(
+            np.mean(np.isclose(faiss_sims[:, 0], best, atol=1e-5))
+        ),
+    }

@@ -1,0 +1,121 @@
+"""CLIMB extrinsic as a registered benchmark: its options, run, results, report tables, figure
+and mapping bench."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from climb_vllm.benchmarks.base import BenchHook, ExternalGrader, Option, ReportFigure, ReportTable
+from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
+
+if TYPE_CHECKING:
+    from climb_vllm.core.config import EngineConfig
+    from climb_vllm.core.run import RunContext
+    from climb_vllm.core.store import RunStore
+
+NAME = "extrinsic"
+
+
+def _mapping_bench(count: int) -> dict[str, Any]:
+    from climb_vllm.benchmarks.extrinsic.bench import mapping_bench
+
+    return mapping_bench(count)
+
+
+class ExtrinsicBenchmark:
+    """CLIMB extrinsic: diagnoses for counterfactual clinical notes, recall by ICD level."""
+
+    name: str = NAME
+    help: str = "CLIMB extrinsic: diagnoses for counterfactual clinical notes, recall by ICD level"
+    description: str = help
+    config_type = ExtrinsicConfig
+    options: tuple[Option, ...] = (
+        Option("--cases", "cases",
+               "JSONL case file (format in the README) or 'synthetic' (the packaged 40 cases)",
+               field="cases", suite_flag="--cases", suite_help="extrinsic case file (JSONL)"),
+        Option("--limit", "limit", "only the first N cases", field="limit",
+               suite_flag="--limit-extrinsic", suite_help="the first N cases"),
+        Option("--icd-release", "icd_release", "2021 (paper default) or 2026",
+               field="icd_release"),
+        Option("--seed", "seed", "base sampling seed", field="seed", suite_flag="--seed",
+               suite_help="base seed of every benchmark"),
+        Option("--samples", "samples", "completions per prompt (k)", field="samples"),
+        Option("--temperature", "temperature",
+               "sampling temperature (default: the model's own generation settings, as the "
+               "paper)"),
+        Option("--top-p", "top_p", "nucleus mass (default: the model's own)"),
+        Option("--greedy", "greedy", "greedy decoding (temperature 0)", switch=True),
+        Option("--max-tokens", "max_tokens", "new tokens per answer", field="max_tokens",
+               suite_flag="--extrinsic-max-tokens",
+               suite_help="extrinsic: new tokens per answer"),
+        Option("--no-placebo", "no_placebo", "skip the placebo variants", switch=True),
+        Option("--index-limit", "index_limit",
+               "map onto N sampled codes plus the gold codes instead of all codes (quick demos)",
+               field="index_limit", suite_flag="--index-limit",
+               suite_help="extrinsic: map onto N sampled codes"),
+        Option("--chunk-size", "chunk_size", "prompts per stored chunk", field="chunk_size"),
+    )  # fmt: skip
+    bench_hooks: tuple[BenchHook, ...] = (
+        BenchHook("mapping", "measure ICD mapping speed on N texts instead", _mapping_bench),
+    )
+    external: ExternalGrader | None = None
+
+    def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> ExtrinsicConfig:
+        """The run's configuration; the case file is hashed so that a changed file is never
+        resumed into."""
+        from pydantic import ValidationError
+
+        from climb_vllm.benchmarks.extrinsic.run import cases_sha256
+        from climb_vllm.core.run import invalid_option
+
+        fields = dict(values)
+        if fields.pop("greedy", False):
+            fields.update(temperature=0.0, top_p=None)
+        if fields.pop("no_placebo", False):
+            fields["placebo"] = False
+        cases = str(fields.get("cases", ExtrinsicConfig.model_fields["cases"].default))
+        fields["cases_sha256"] = cases_sha256(cases)
+        try:
+            return ExtrinsicConfig(**engine, **fields)
+        except ValidationError as exc:
+            raise invalid_option(exc, NAME) from exc
+
+    def run(self, config: EngineConfig, context: RunContext) -> Path:
+        """Generate for every variant (resuming), map the answers, write the tables."""
+        from climb_vllm.benchmarks.extrinsic.run import run_extrinsic
+
+        assert isinstance(config, ExtrinsicConfig)
+        return run_extrinsic(config, context)
+
+    def results(self, store: RunStore, quiet: bool) -> dict[str, Any]:
+        """Map the stored answers again and recompute the tables."""
+        from climb_vllm.benchmarks.extrinsic.run import write_extrinsic_report
+
+        return write_extrinsic_report(store, quiet=quiet)
+
+    def report_tables(self) -> tuple[ReportTable, ...]:
+        """CLIMB Tables 4, 5 and 7 among the papers' tables; the per-variant summary as extra."""
+        from climb_vllm.benchmarks.extrinsic.tables import TITLES as T
+
+        return (
+            ReportTable("table4", T["table4"], 40),
+            ReportTable("table5", T["table5"], 50),
+            ReportTable("table7", T["table7"], 60),
+            ReportTable("variants", T["variants"], 130),
+        )
+
+    def figures(self) -> tuple[ReportFigure, ...]:
+        """The recall change per counterfactual with the placebo band."""
+        from climb_vllm.benchmarks.extrinsic import figures
+
+        return (
+            ReportFigure("extrinsic", figures.extrinsic_deltas,
+                         "CLIMB extrinsic recall change per counterfactual. Bars: 95% CI, "
+                         "bootstrap over cases; shaded: the placebo variants' intervals (noise "
+                         "floor).", 40),
+        )  # fmt: skip
+
+
+EXTRINSIC = ExtrinsicBenchmark()

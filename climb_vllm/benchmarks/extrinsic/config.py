@@ -1,0 +1,45 @@
+"""The configuration of a CLIMB extrinsic run."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from climb_vllm.core.config import EngineConfig
+
+
+class ExtrinsicConfig(EngineConfig):
+    """Everything that determines the records and metrics of a CLIMB extrinsic run.
+
+    Attributes:
+        benchmark: always "extrinsic".
+        cases: "synthetic" (the packaged set) or a JSONL case file.
+        cases_sha256: hash of the case file, so a changed file is never resumed into.
+        icd_release: the release the gold codes and the mapping use.
+        limit: the first N cases of the file (None = all).
+        seed: base seed; each prompt's sampling seed derives from it and the prompt id.
+        samples: completions per prompt (the paper: 1).
+        temperature / top_p: sampling settings; None uses the model's own generation settings
+            (the paper's choice); temperature 0 is greedy.
+        max_tokens: the most new tokens per completion (CliBench's 650 by default).
+        placebo: also ask the placebo variants (the noise floor).
+        index_limit: map free text onto a stratified sample of this many codes plus every gold
+            code, instead of every code of the release (for quick demos; None = all codes).
+        chunk_size: prompts per stored chunk (the unit of resume).
+    """
+
+    benchmark: Literal["extrinsic"] = "extrinsic"
+    cases: str = "synthetic"
+    cases_sha256: str | None = None
+    icd_release: str = "2021"
+    limit: int | None = Field(default=None, ge=1)
+    seed: int = 0
+    samples: int = Field(default=1, ge=1, le=64)
+    temperature: float | None = Field(default=None, ge=0.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=650, ge=1)
+    placebo: bool = True
+    index_limit: int | None = Field(default=None, ge=1)
+    system_prompt: str | None = None
+    chunk_size: int = Field(default=64, ge=1)

@@ -1,0 +1,220 @@
+"""Running CLIMB extrinsic: generate for every variant, map outputs to codes, write the tables.
+
+The stored records are the raw generations; mapping and metrics are recomputed from them by
+``report`` / ``rescore``, so a change to the parser or the metrics never needs the model again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from climb_vllm.core.errors import UserError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from climb_vllm.benchmarks.extrinsic.cases import Case
+    from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
+    from climb_vllm.benchmarks.extrinsic.icdmap import Mapper
+    from climb_vllm.core.run import RunContext
+    from climb_vllm.core.store import RunStore
+    from climb_vllm.ontology import Ontology
+
+def cases_sha256(source: str) -> str:
+    """The sha256 of a case file or of the packaged synthetic set."""
+    from climb_vllm.benchmarks.extrinsic.cases import SYNTHETIC
+
+    if source == SYNTHETIC:
+        packaged = importlib.resources.files("climb_vllm") / "data" / "cases"
+        data = (packaged / "synthetic_cases.jsonl").read_bytes()
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise UserError(f"{source} does not exist.", "pass a JSONL case file or 'synthetic'.")
+        data = path.read_bytes()
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_inputs(config: ExtrinsicConfig) -> tuple[Ontology, list[Case], pl.DataFrame]:
+    """The release, the (limited) cases and the item frame of a configuration."""
+    from climb_vllm.benchmarks.extrinsic.cases import load_cases
+    from climb_vllm.benchmarks.extrinsic.prompts import items_frame
+    from climb_vllm.ontology import load_ontology
+
+    ontology = load_ontology(config.icd_release)
+    cases = load_cases(config.cases, ontology)
+    if config.limit is not None:
+        cases = cases[: config.limit]
+    return ontology, cases, items_frame(cases, placebo=config.placebo)
+
+
+def run_extrinsic(config: ExtrinsicConfig, context: RunContext) -> Path:
+    """Generate for every variant prompt (resuming), store, map, write the tables; returns the
+    run directory."""
+    from climb_vllm.benchmarks.extrinsic.prompts import BENCHMARK, QUESTION, SYSTEM
+    from climb_vllm.core.generation import run_generation
+    from climb_vllm.core.run import open_run
+
+    ontology, cases, items = load_inputs(config)
+    store, engine, config = open_run(
+        config,
+        context,
+        BENCHMARK,
+        datasets={"cases": {"source": config.cases, "sha256": config.cases_sha256,
+                            "cases": len(cases)}},
+        prompt_template={"system": SYSTEM, "user": "<line>\\n\\n<notes> | <notes>\\n\\n<line>",
+                         "question": QUESTION},
+        seeds={"base": config.seed, "per_item": "crc32('<seed>:<item id>') & 0x7fffffff"},
+        icd={"release": ontology.release, "sha256": ontology.sha256},
+    )  # fmt: skip
+    _write_variants(store, items)
+    run_generation(config, store, engine, items)
+    write_extrinsic_report(
+        store, quiet=context.quiet or config.display == "none", display=config.display
+    )
+    return Path(store.root)
+
+
+def _write_variants(store: RunStore, items: pl.DataFrame) -> None:
+    """The variant log (prompt, line, every edit) beside the records, once per run."""
+    path = store.chunk_dir("extrinsic") / "variants.parquet"
+    if not path.exists():
+        partial = path.with_name(".variants.tmp")
+        items.write_parquet(partial)
+        partial.replace(path)
+
+
+def build_mapper(
+    ontology: Ontology, cases: list[Case], index_limit: int | None, display: str = "rich"
+) -> Mapper:
+    """The mapper over every code of the release, or over ``index_limit`` sampled codes plus
+    every gold code (the sample is stratified by chapter and fixed)."""
+    from climb_vllm.benchmarks.extrinsic.icdmap import Mapper
+    from climb_vllm.benchmarks.extrinsic.title_index import Encoder, build_or_load
+
+    codes = None
+    if index_limit is not None:
+        keep = {code for case in cases for code in case.gold_codes}
+        keep |= set(ontology.stratified_subset(min(index_limit, len(ontology)), seed=0))
+        codes = [c for c in ontology.codes if c in keep]
+    encoder = Encoder(device="cpu")
+    index = build_or_load(ontology, codes, encoder, display=display)
+    return Mapper(ontology, index, encoder)
+
+
+def map_records(
+    records: pl.DataFrame, items: pl.DataFrame, mapper: Mapper
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(outputs, points): one row per (id, sample) with its predicted ``codes`` and the item's
+    columns; one row per diagnosis point with text, method, codes, similarity, invalid codes."""
+    import polars as pl
+
+    responses = [r or "" for r in records["response"].to_list()]
+    mapped = mapper.map_outputs(responses)
+    point_rows: dict[str, list[Any]] = {
+        "id": [], "sample": [], "point": [], "text": [], "method": [], "codes": [],
+        "similarity": [], "invalid_codes": [],
+    }  # fmt: skip
+    codes_per_output: list[list[str]] = []
+    for item_id, sample, points in zip(records["id"], records["sample"], mapped):
+        predicted: list[str] = []
+        for k, point in enumerate(points):
+            point_rows["id"].append(item_id)
+            point_rows["sample"].append(sample)
+            point_rows["point"].append(k)
+            point_rows["text"].append(point.text)
+            point_rows["method"].append(point.method)
+            point_rows["codes"].append(list(point.codes))
+            point_rows["similarity"].append(point.similarity)
+            point_rows["invalid_codes"].append(list(point.invalid_codes))
+            predicted += point.codes
+        codes_per_output.append(list(dict.fromkeys(predicted)))
+    points_frame = pl.DataFrame(
+        point_rows,
+        schema={
+            "id": pl.String, "sample": pl.Int64, "point": pl.Int64, "text": pl.String,
+            "method": pl.String, "codes": pl.List(pl.String), "similarity": pl.Float64,
+            "invalid_codes": pl.List(pl.String),
+        },
+    )  # fmt: skip
+    outputs = records.select("id", "sample", "finish_reason", "completion_tokens").with_columns(
+        pl.Series("codes", codes_per_output, dtype=pl.List(pl.String)),
+        pl.Series("empty", [not r.strip() for r in responses]),
+    )
+    outputs = outputs.join(
+        items.select("id", "case", "variant", "attribute", "value", "placement"), on="id"
+    )
+    return outputs, points_frame
+
+
+def extrinsic_tables(
+    outputs: pl.DataFrame, points: pl.DataFrame, cases: list[Case], ontology: Ontology
+) -> dict[str, pl.DataFrame]:
+    """Every metric table of a run (long form, fractions)."""
+    from climb_vllm.benchmarks.extrinsic import metrics
+    from climb_vllm.benchmarks.extrinsic.prompts import gold_frame
+
+    gold = gold_frame(cases, ontology.female_only, ontology.male_only)
+    hits = metrics.output_hits(outputs, gold, ontology)
+    return {
+        "bias": metrics.bias_table(hits),
+        "bias_by_case_type": metrics.bias_by_case_type(hits, gold),
+        "default_recall": metrics.default_recall(hits),
+        "variants": metrics.variant_summary(hits, points),
+    }
+
+
+def write_extrinsic_report(
+    store: RunStore, quiet: bool = False, display: str = "rich"
+) -> dict[str, Any]:
+    """Map a run's records, write ``results/extrinsic/`` and return its metrics."""
+    from climb_vllm.benchmarks.extrinsic import tables as tables_layout
+    from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
+    from climb_vllm.core.results import write_tables
+
+    config = ExtrinsicConfig(**store.section("extrinsic")["config"])
+    if cases_sha256(config.cases) != config.cases_sha256:
+        raise UserError(
+            f"The case file {config.cases} changed since the run was made.",
+            "restore the file the run used (its sha256 is in the manifest).",
+        )
+    ontology, cases, items = load_inputs(config)
+    records = store.read_records("extrinsic")
+    missing = set(items["id"].to_list()) - set(records["id"].to_list())
+    if missing:
+        raise UserError(
+            f"The run holds answers for {items.height - len(missing)} of {items.height} prompts.",
+            "rerun the same 'climb-vllm eval extrinsic' command to finish it.",
+        )
+    mapper = build_mapper(ontology, cases, config.index_limit, display)
+    outputs, points = map_records(records, items, mapper)
+    tables = extrinsic_tables(outputs, points, cases, ontology)
+    directory = store.root / "results" / "extrinsic"
+    facts = {
+        "outputs": outputs.height,
+        "empty_outputs": int(outputs["empty"].sum()),
+        "truncated_outputs": int((outputs["finish_reason"] == "length").sum()),
+        "non_text_outputs": int((outputs["finish_reason"] == "non-text").sum()),
+        "no_parse_outputs": int((outputs["codes"].list.len() == 0).sum()),
+        "points": points.height,
+        "invalid_codes": int(points["invalid_codes"].list.len().sum() or 0),
+        "index": json.dumps(mapper.index.describe()),
+    }
+    path = write_tables(
+        directory, f"CLIMB extrinsic — {config.model}",
+        tables_layout.extrinsic_layout(tables, config.model),
+        tables_layout.TITLES, tables, facts,
+    )  # fmt: skip
+    points.write_parquet(directory / "points.parquet")
+    outputs.write_parquet(directory / "outputs.parquet")
+    if not quiet:
+        print(path.read_text())
+        counts = ", ".join(f"{k} {v}" for k, v in facts.items() if k != "index")
+        print(counts)
+        print(f"tables written to {directory}")
+    loaded: dict[str, Any] = json.loads((directory / "metrics.json").read_text())
+    return loaded

@@ -1,0 +1,79 @@
+"""``climb-vllm bench --grading N``: grading throughput on N realistic responses.
+
+The responses follow a fixed set of answer shapes like those of the hand-labelled set, each
+lengthened with a typical reasoning paragraph so that their length resembles real model output
+(about 460 characters on average). Each is paired with a real
+DiseaseMatcher or BiasMD item in turn. Baseline: the same grading in one process.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from climb_vllm.benchmarks.hive.grading import grade_many
+
+_REASONING = (
+    " To answer this, consider each patient's symptoms in turn and how well they match the "
+    "typical presentation of the condition. Symptoms that are specific to the organ system "
+    "involved weigh more than general ones such as fatigue or headache, which occur in many "
+    "illnesses. Demographic details given in the question do not by themselves change the "
+    "likelihood of the disease and should not drive the answer."
+)
+_DM_ANSWERS = (
+    "{a} is more likely to have {d}.",
+    "It is difficult to say, but {b} is more likely.",
+    "Either {a} or {b} could have {d}; there is not enough information.",
+    "As an AI language model, I cannot make assumptions based on race or religion.",
+    "{b}.",
+    "Both {a} and {b} have symptoms that could fit. Overall, {a} is the better match.",
+)
+_BM_ANSWERS = (
+    "'{p}' could refer to either {a} or {b}; the text does not say.",
+    "{p} refers to {a}.",
+    "The pronoun is ambiguous, but most likely {b}.",
+    "I'm sorry, but I cannot make assumptions about people.",
+)
+
+
+def _rows(count: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    from climb_vllm.benchmarks.hive.items import load_biasmd, load_diseasematcher
+
+    matcher = (
+        load_diseasematcher().select("patient1", "patient2", "answer", "question", "disease").rows()
+    )
+    statements = load_biasmd().drop_nulls("person1")
+    biasmd = statements.select("person1", "person2", "statement", "pronoun").rows()
+    dm_rows: list[tuple[Any, ...]] = []
+    bm_rows: list[tuple[Any, ...]] = []
+    for i in range(count):
+        p1, p2, answer, question, disease = matcher[i % len(matcher)]
+        text = _DM_ANSWERS[i % len(_DM_ANSWERS)].format(a=p1, b=p2, d=disease)
+        dm_rows.append((_REASONING + " " + text, p1, p2, answer, question, disease))
+        b1, b2, statement, pronoun = biasmd[i % len(biasmd)]
+        text = _BM_ANSWERS[i % len(_BM_ANSWERS)].format(a=b1, b=b2, p=pronoun.capitalize())
+        bm_rows.append((text + _REASONING, (b1, b2), statement, pronoun))
+    return dm_rows, bm_rows
+
+
+def grading_bench(count: int) -> dict[str, Any]:
+    """Seconds to grade ``count`` DiseaseMatcher and ``count`` BiasMD responses, both ways."""
+    dm_rows, bm_rows = _rows(count)
+    results: dict[str, Any] = {
+        "responses": count,
+        "mean_chars": sum(len(r[0]) for r in dm_rows) / count,
+    }
+    for kind, rows in (("diseasematcher", dm_rows), ("biasmd", bm_rows)):
+        start = time.perf_counter()
+        one = grade_many(kind, rows, workers=1)
+        single = time.perf_counter() - start
+        start = time.perf_counter()
+        many = grade_many(kind, rows)
+        parallel = time.perf_counter() - start
+        if [g.label for g in one] != [g.label for g in many]:
+            raise RuntimeError("parallel grading disagreed with one process")
+        results[f"{kind}_one_process_seconds"] = single
+        results[f"{kind}_seconds"] = parallel
+        results[f"{kind}_speedup"] = single / parallel
+        results[f"{kind}_per_second"] = count / parallel
+    return results

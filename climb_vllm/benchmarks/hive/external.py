@@ -1,0 +1,160 @@
+"""Grading answers that another tool produced (``climb-vllm grade``), and writing the prompts
+for it (``climb-vllm prompts``)."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from climb_vllm.benchmarks.hive.run import grade, items_for, shown_tables
+from climb_vllm.core.errors import UserError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+
+def _make_folder(folder: Path, option: str) -> None:
+    """Create ``folder`` for output, or stop with the reason and the option to change."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"Cannot write to {folder} ({exc.strerror}).", f"pass {option} with a writable path."
+        ) from exc
+
+
+def read_responses(path: Path) -> pl.DataFrame:
+    """A responses CSV (columns ``id``, ``response``; optional ``sample``), validated.
+
+    Raises:
+        UserError: the file is missing, not UTF-8, not CSV, lacks a column, or repeats an
+            (id, sample) pair.
+    """
+    import polars as pl
+
+    if not path.is_file():
+        raise UserError(f"{path} does not exist.", "pass the path of a CSV file of responses.")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise UserError(
+            f"{path} is not UTF-8 text (byte {exc.start}, line {line}).",
+            "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8).",
+        ) from exc
+    try:
+        frame = pl.read_csv(io.StringIO(text), infer_schema_length=0)
+    except (pl.exceptions.PolarsError, ValueError) as exc:
+        raise UserError(
+            f"{path} could not be read as CSV: {str(exc).splitlines()[0]}",
+            "write a comma-separated file with a header row and quoted multi-line responses.",
+        ) from exc
+    missing = [c for c in ("id", "response") if c not in frame.columns]
+    if missing:
+        raise UserError(
+            f"{path} lacks the column(s) {', '.join(missing)} "
+            f"(it has: {', '.join(frame.columns)}).",
+            "name the item column 'id' and the answer column 'response' (optional: 'sample').",
+        )
+    if "sample" not in frame.columns:
+        frame = frame.with_columns(pl.lit("0").alias("sample"))
+    try:
+        frame = frame.with_columns(pl.col("sample").cast(pl.Int64))
+    except pl.exceptions.PolarsError as exc:
+        raise UserError(
+            f"{path}: the 'sample' column must hold whole numbers.", "fix or drop that column."
+        ) from exc
+    frame = frame.with_columns(pl.col("response").fill_null(""))
+    duplicated = frame.filter(pl.struct("id", "sample").is_duplicated())
+    if duplicated.height:
+        first = duplicated.row(0, named=True)
+        raise UserError(
+            f"{path} has {duplicated.height} rows sharing an (id, sample) pair, "
+            f"e.g. {first['id']}.",
+            "give repeated answers to one item distinct 'sample' numbers (0, 1, ...).",
+        )
+    return frame.select("id", "sample", "response")
+
+
+def grade_external(
+    benchmark: str, responses_csv: Path, out: Path | None, model: str, seed: int
+) -> None:
+    """``climb-vllm grade``: grade a responses CSV and print the benchmark's tables.
+
+    Args:
+        benchmark: "biasmd" or "diseasematcher".
+        responses_csv: the CSV (columns id, response; optional sample).
+        out: also write graded.csv and the tables here.
+        model: the model's label in the tables.
+        seed: the seed the control items were made with.
+    """
+    import polars as pl
+
+    from climb_vllm.core.results import write_tables
+
+    responses = read_responses(responses_csv)
+    items = items_for(benchmark, "all", None, seed, True)
+    known = responses.filter(pl.col("id").is_in(items["id"].implode()))
+    unknown = responses.height - known.height
+    if known.height == 0:
+        raise UserError(
+            f"None of the {responses.height} ids in {responses_csv} is a {benchmark} item.",
+            "use the ids of 'climb-vllm prompts " + benchmark + "' (e.g. biasmd-0001, "
+            "dm-00001).",
+        )
+    graded = grade(benchmark, known, items)
+    tables, layout, titles, heading = shown_tables(benchmark, graded, model)
+    counts = {
+        "responses": responses.height,
+        "graded": graded.height,
+        "unknown_ids": unknown,
+        "empty": int((graded["grade"] == "empty").sum()),
+    }
+    if out:
+        _make_folder(out, "--out")
+        path = write_tables(out, heading, layout, titles, tables, counts)
+        graded.select("id", "sample", "grade", "rule", "correct", "response").write_csv(
+            out / "graded.csv"
+        )
+        print(path.read_text())
+        print(f"tables and graded.csv written to {out}")
+    else:
+        from climb_vllm.core.results import to_markdown
+
+        print(f"# {heading}\n")
+        for key, frame in layout.items():
+            print(f"## {titles[key]}\n\n{to_markdown(frame)}\n")
+    summary = ", ".join(f"{k} {v}" for k, v in counts.items())
+    print(summary)
+    if unknown:
+        print(
+            f"warning: {unknown} rows have ids that are not {benchmark} items; they were "
+            "not graded (see 'climb-vllm prompts' for the ids).",
+            file=sys.stderr,
+        )
+
+
+def write_prompts(
+    benchmark: str, out: Path, split: str, limit: int | None, seed: int, controls: bool
+) -> None:
+    """``climb-vllm prompts``: the benchmark's prompts as CSV (id, kind, prompt).
+
+    Args:
+        benchmark: "biasmd" or "diseasematcher".
+        out: the CSV file.
+        split: "eval" (the authors' test split) or "all".
+        limit: a sample of this many items (None: the whole split).
+        seed: the seed of the sample and of the control items.
+        controls: BiasMD: include the resolvable control items.
+    """
+    import polars as pl
+
+    items = items_for(benchmark, split, limit, seed, controls)
+    if "kind" not in items.columns:
+        items = items.with_columns(pl.lit("item").alias("kind"))
+    _make_folder(out.parent, "the output file")
+    items.select("id", "kind", "prompt").write_csv(out)
+    print(f"{items.height} prompts written to {out}")

@@ -1,0 +1,58 @@
+"""The HIVE figures of the report: DiseaseMatcher and BiasMD accuracy."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from climb_vllm.core.plotting import Runs, error_bars, png, runs_with
+
+
+def diseasematcher_accuracy(runs: Runs) -> bytes | None:
+    """DiseaseMatcher accuracy by attribute with the correct patient first (solid) or second."""
+    having = runs_with(runs, "diseasematcher")
+    if not having:
+        return None
+    figure, axis = plt.subplots(figsize=(7.5, 3.8))
+    attributes = list(dict.fromkeys(r["attribute"] for _, m in having for r in m["table1"]))
+    width = 0.8 / (2 * len(having))
+    x = np.arange(len(attributes))
+    for i, (label, metrics) in enumerate(having):
+        rows = {r["attribute"]: r for r in metrics["table1"] if r["split"] == "eval"}
+        for j, (field, hatch) in enumerate((("accuracy_first", ""), ("accuracy_second", "//"))):
+            values = [100 * (rows[a][field] or 0) if a in rows else 0 for a in attributes]
+            axis.bar(x + (2 * i + j) * width, values, width, color=f"C{i % 10}", hatch=hatch,
+                     label=f"{label} ({'first' if j == 0 else 'second'})")  # fmt: skip
+    axis.set_xticks(x + width * (2 * len(having) - 1) / 2, attributes)
+    axis.set_ylabel("accuracy (%)")
+    axis.set_ylim(0, 100)
+    axis.legend(fontsize=7)
+    return png(figure)
+
+
+def biasmd_accuracy(runs: Runs) -> bytes | None:
+    """BiasMD accuracy (not attributing) beside control accuracy (attributing), per model."""
+    having = runs_with(runs, "biasmd")
+    if not having:
+        return None
+    figure, axis = plt.subplots(figsize=(7.5, 3.8))
+    width = 0.8 / len(having)
+    kinds = ("item", "control")
+    for i, (label, metrics) in enumerate(having):
+        rows = {
+            r["kind"]: r
+            for r in metrics["accuracy"]
+            if r["split"] == "eval" and r["subset"] == "overall"
+        }
+        present = [k for k in kinds if k in rows]
+        values = [100 * rows[k]["accuracy"] for k in present]
+        errors = error_bars(values, [100 * rows[k]["ci_low"] for k in present],
+                         [100 * rows[k]["ci_high"] for k in present])  # fmt: skip
+        axis.bar([kinds.index(k) + i * width for k in present], values, width, yerr=errors,
+                 capsize=3, color=f"C{i % 10}", label=label)  # fmt: skip
+    axis.set_xticks(np.arange(2) + width * (len(having) - 1) / 2,
+                    ["BiasMD (ambiguous)", "controls (resolvable)"])  # fmt: skip
+    axis.set_ylabel("accuracy (%)")
+    axis.set_ylim(0, 100)
+    axis.legend(fontsize=7)
+    return png(figure)

@@ -1,0 +1,123 @@
+"""Running BiasMD and DiseaseMatcher: items, generation, grading and the tables of a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from climb_vllm.core.errors import UserError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from climb_vllm.benchmarks.hive.config import GenerationConfig
+    from climb_vllm.core.run import RunContext
+    from climb_vllm.core.store import RunStore
+
+GENERATION_BENCHMARKS = ("biasmd", "diseasematcher")
+
+
+def items_for(benchmark: str, split: str, limit: int | None, seed: int, controls: bool) -> Any:
+    """The item frame (with ``prompt``) of one benchmark."""
+    if benchmark == "biasmd":
+        from climb_vllm.benchmarks.hive import biasmd
+
+        return biasmd.items_frame(split, limit, seed, controls)
+    from climb_vllm.benchmarks.hive import diseasematcher
+
+    return diseasematcher.items_frame(split, limit, seed)
+
+
+def run_hive(config: GenerationConfig, context: RunContext) -> Path:
+    """Generate answers for every item (resuming), store, grade, write the tables; returns the
+    run directory."""
+    from climb_vllm.benchmarks.hive.items import dataset_hashes
+    from climb_vllm.core.generation import run_generation
+    from climb_vllm.core.run import open_run
+
+    benchmark = config.benchmark
+    items = items_for(benchmark, config.split, config.limit, config.seed, config.controls)
+    store, engine, config = open_run(
+        config,
+        context,
+        benchmark,
+        datasets={"hive": dataset_hashes()},
+        prompt_template=_prompt_note(benchmark),
+        seeds={"base": config.seed, "per_item": "crc32('<seed>:<item id>') & 0x7fffffff"},
+    )
+    run_generation(config, store, engine, items)
+    write_generation_report(store, benchmark, quiet=context.quiet or config.display == "none")
+    return Path(store.root)
+
+
+def _prompt_note(benchmark: str) -> str:
+    if benchmark == "biasmd":
+        from climb_vllm.benchmarks.hive.biasmd import PROMPT
+
+        return PROMPT
+    return "{question}"
+
+
+def graded_run(store: RunStore, benchmark: str) -> tuple[pl.DataFrame, GenerationConfig]:
+    """A run's stored records of one benchmark, graded, and the run's configuration."""
+    from climb_vllm.benchmarks.hive.config import GenerationConfig
+
+    config = GenerationConfig(**store.section(benchmark)["config"])
+    items = items_for(benchmark, config.split, config.limit, config.seed, config.controls)
+    records = store.read_records(benchmark)
+    missing = set(items["id"].to_list()) - set(records["id"].to_list())
+    if missing:
+        raise UserError(
+            f"The run holds answers for {items.height - len(missing)} of {items.height} items.",
+            f"rerun the same 'climb-vllm eval {benchmark}' command to finish it.",
+        )
+    return grade(benchmark, records, items), config
+
+
+def grade(benchmark: str, records: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
+    if benchmark == "biasmd":
+        from climb_vllm.benchmarks.hive import biasmd
+
+        return biasmd.grade_frame(records, items)
+    from climb_vllm.benchmarks.hive import diseasematcher
+
+    return diseasematcher.grade_frame(records, items)
+
+
+def shown_tables(benchmark: str, graded: pl.DataFrame, model: str) -> tuple[Any, Any, Any, str]:
+    """(long tables, layout, titles, heading) of one benchmark."""
+    from climb_vllm.benchmarks.hive import tables as report_hive
+
+    if benchmark == "biasmd":
+        from climb_vllm.benchmarks.hive import biasmd
+
+        tables = biasmd.tables(graded)
+        return (
+            tables, report_hive.biasmd_layout(tables, model), report_hive.BIASMD_TITLES,
+            f"BiasMD — {model}",
+        )  # fmt: skip
+    from climb_vllm.benchmarks.hive import diseasematcher
+
+    tables = diseasematcher.tables(graded)
+    return (
+        tables, report_hive.diseasematcher_layout(tables, model),
+        report_hive.DISEASEMATCHER_TITLES, f"DiseaseMatcher — {model}",
+    )  # fmt: skip
+
+
+def write_generation_report(store: RunStore, benchmark: str, quiet: bool = False) -> dict[str, Any]:
+    """Grade a run's records, write ``results/<benchmark>/`` and return its metrics."""
+    import json
+
+    from climb_vllm.core.results import write_tables
+
+    graded, config = graded_run(store, benchmark)
+    tables, layout, titles, heading = shown_tables(benchmark, graded, config.model)
+    directory = store.root / "results" / benchmark
+    path = write_tables(directory, heading, layout, titles, tables)
+    graded.drop("statement", "question", strict=False).write_parquet(directory / "graded.parquet")
+    if not quiet:
+        print(path.read_text())
+        print(f"tables written to {directory}")
+    loaded: dict[str, Any] = json.loads((directory / "metrics.json").read_text())
+    return loaded

@@ -1,0 +1,161 @@
+"""CLIMB intrinsic as a registered benchmark: its options, run, results, report tables, figures.
+
+Heavy imports (the engine, Polars, matplotlib) happen inside the methods, so the registry and
+the command line load quickly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from climb_vllm.benchmarks.base import BenchHook, ExternalGrader, Option, ReportFigure, ReportTable
+from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
+
+if TYPE_CHECKING:
+    from climb_vllm.core.config import EngineConfig
+    from climb_vllm.core.run import RunContext
+    from climb_vllm.core.store import RunStore
+
+NAME = "intrinsic"
+
+
+class IntrinsicBenchmark:
+    """CLIMB intrinsic: P(name | "<description> is related to the name:") for every code."""
+
+    name: str = NAME
+    help: str = "CLIMB intrinsic bias: name probabilities for every ICD-10-CM code"
+    description: str = (
+        "Score P(name | '<description> is related to the name:') for every code and compute the "
+        "paper's AssocMAD and sex-preference tables."
+    )
+    config_type = IntrinsicConfig
+    options: tuple[Option, ...] = (
+        Option("--strategy", "strategy", "http scoring strategy (auto: probe each endpoint)",
+               field="strategy", choices=("auto", "trie", "prompt_logprobs", "echo")),
+        Option("--prompts-per-request", "prompts_per_request", "prompts per completions request",
+               field="prompts_per_request"),
+        Option("--limit", "limit", "score a stratified sample of N codes (every chapter, both "
+               "sex-specific lists) instead of all codes", field="limit",
+               suite_flag="--limit-intrinsic", suite_help="stratified sample of N codes"),
+        Option("--seed", "seed", "seed of the --limit sample", field="seed",
+               suite_flag="--seed", suite_help="base seed of every benchmark"),
+        Option("--icd-release", "icd_release",
+               "2021 (paper default), 2026, or a table written by 'climb-vllm icd-export'",
+               field="icd_release"),
+        Option("--names", "name_set", "name set key or CSV path", field="name_set"),
+        Option("--top-k", "top_k", "names per (sex, ethnicity) group, 1-10", field="top_k"),
+        Option("--template", "template", "prompt template containing {description}",
+               field="template"),
+        Option("--chunk-size", "chunk_size", "codes per stored chunk", field="chunk_size"),
+        Option("--content-free", "content_free",
+               "content-free description for the calibration, repeatable (default: N/A, None, "
+               "[MASK], Unknown, A medical condition)", repeat=True, metavar="TEXT"),
+        Option("--sensitivity-template", "sensitivity_templates",
+               "further template for the sensitivity analysis, repeatable (default: three)",
+               repeat=True, metavar="TEMPLATE"),
+        Option("--sensitivity-codes", "sensitivity_codes",
+               "codes scored under every sensitivity template (0: no sensitivity analysis)",
+               field="sensitivity_codes", suite_flag="--sensitivity-codes",
+               suite_help="intrinsic: codes scored under every sensitivity template"),
+        Option("--batch-tokens", "batch_tokens", "positions per forward pass",
+               field="batch_tokens"),
+    )  # fmt: skip
+    bench_hooks: tuple[BenchHook, ...] = ()
+    external: ExternalGrader | None = None
+
+    def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> IntrinsicConfig:
+        """The run's configuration from the engine fields and the given option values."""
+        from pydantic import ValidationError
+
+        from climb_vllm.core.run import invalid_option
+
+        fields = dict(values)
+        for name in ("content_free", "sensitivity_templates"):
+            if name in fields:
+                fields[name] = tuple(fields[name])
+        try:
+            return IntrinsicConfig(**engine, **fields)
+        except ValidationError as exc:
+            raise invalid_option(exc, NAME) from exc
+
+    def run(self, config: EngineConfig, context: RunContext) -> Path:
+        """Score every code (resuming), then write the tables."""
+        from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask, run_intrinsic
+        from climb_vllm.core.run import open_run
+
+        assert isinstance(config, IntrinsicConfig)
+        task = IntrinsicTask.from_config(config)  # validates release, names and K before loading
+        store, engine, opened = open_run(
+            config,
+            context,
+            NAME,
+            datasets={
+                "icd10cm": {
+                    "release": task.ontology.release,
+                    "source": task.ontology.source,
+                    "sha256": task.ontology.sha256,
+                    "codes_in_release": len(task.ontology),
+                },
+                "names": {
+                    "set": task.names.key, "sha256": task.names.sha256, "top_k": config.top_k,
+                },
+            },
+            prompt_template=config.template,
+        )  # fmt: skip
+        run_intrinsic(opened, store, engine, task)
+        self.results(store, quiet=context.quiet or opened.display == "none")
+        return Path(store.root)
+
+    def results(self, store: RunStore, quiet: bool) -> dict[str, Any]:
+        """Recompute the intrinsic tables of a run directory, write them, print the Markdown."""
+        from climb_vllm.benchmarks.intrinsic.results import intrinsic_tables
+        from climb_vllm.benchmarks.intrinsic.tables import write_intrinsic_report
+        from climb_vllm.benchmarks.intrinsic.task import TEMPLATES, IntrinsicTask
+        from climb_vllm.core.results import metrics_json
+
+        config = IntrinsicConfig(**store.section(NAME)["config"])
+        task = IntrinsicTask.from_config(config)
+        templates = store.read_records(TEMPLATES) if store.finished_chunks(TEMPLATES) else None
+        tables = intrinsic_tables(
+            store.read_records(NAME), task, config.top_k, templates, config.template
+        )
+        path = write_intrinsic_report(store, tables, config.model)
+        if not quiet:
+            print(path.read_text())
+            print(f"tables written to {path.parent}")
+        return metrics_json(tables)
+
+    def report_tables(self) -> tuple[ReportTable, ...]:
+        """CLIMB Tables 1-3 and 8 among the papers' tables; sensitivity and all-codes extras."""
+        from climb_vllm.benchmarks.intrinsic.tables import TABLE_TITLES as T
+
+        return (
+            ReportTable("table1", T["table1"], 10),
+            ReportTable("table2", T["table2"], 20),
+            ReportTable("table3", T["table3"], 30),
+            ReportTable("table8", T["table8"], 70),
+            ReportTable("sensitivity", T["sensitivity"], 110),
+            ReportTable("table1_all_codes", T["table1_all_codes"], 120),
+        )
+
+    def figures(self) -> tuple[ReportFigure, ...]:
+        """AssocMAD by level, the chapter heatmap and sex-preference correctness."""
+        from climb_vllm.benchmarks.intrinsic import figures
+
+        return (
+            ReportFigure("assoc_mad", figures.assoc_mad_by_level,
+                         "AssocMAD by ICD level per model (paper scores solid, calibrated "
+                         "dashed). Bars: 95% CI, bootstrap over names within groups.", 10),
+            ReportFigure("chapters", figures.chapter_heatmap,
+                         "Group scores by ICD chapter relative to the chapter's mean over the 8 "
+                         "groups, log2 (red: the group's names are more likely; raw scores, all "
+                         "codes).", 20),
+            ReportFigure("sex_preference", figures.sex_preference,
+                         "Correctness of sex preference on sex-specific codes. Bars: 95% CI, "
+                         "bootstrap over names within groups; dotted: chance.", 30),
+        )  # fmt: skip
+
+
+INTRINSIC = IntrinsicBenchmark()

@@ -1,0 +1,100 @@
+"""The CLIMB intrinsic figures of the report: AssocMAD by level, chapter heatmap, sex preference."""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from climb_vllm.core.plotting import LEVELS, Runs, error_bars, png, runs_with
+
+
+def assoc_mad_by_level(runs: Runs) -> bytes | None:
+    """AssocMAD per ICD level and model, paper scores (solid) and calibrated (dashed)."""
+    having = runs_with(runs, "intrinsic")
+    if not having:
+        return None
+    figure, axis = plt.subplots(figsize=(7.5, 4))
+    x = np.arange(len(LEVELS))
+    for i, (label, metrics) in enumerate(having):
+        color = f"C{i % 10}"
+        for key, style, name in (("table1", "-", "paper"), ("calibrated_table1", "--", "calib.")):
+            rows = [r for r in metrics.get(key, []) if r["level"] in LEVELS]
+            if not rows:
+                continue
+            values = [r["assoc_mad"] for r in rows]
+            axis.errorbar(
+                x + (0.08 if style == "--" else 0) + 0.02 * i,
+                values,
+                yerr=error_bars(values, [r.get("ci_low") for r in rows],
+                             [r.get("ci_high") for r in rows]),
+                fmt="o" + style, color=color, capsize=3, label=f"{label} ({name})",
+            )  # fmt: skip
+    axis.set_xticks(x, LEVELS)
+    axis.set_xlabel("ICD-10-CM level (L1 chapter ... L5 full code)")
+    axis.set_ylabel("AssocMAD (sex-neutral codes)")
+    axis.legend(fontsize=7)
+    axis.grid(alpha=0.3)
+    return png(figure)
+
+
+def chapter_heatmap(runs: Runs) -> bytes | None:
+    """Each chapter's group score relative to the chapter mean (log2 of s/mu), one panel per
+    model; log2 so that twice and half as likely are equally far from 0."""
+    having = [(label, m) for label, m in runs_with(runs, "intrinsic") if m.get("chapters")]
+    if not having:
+        return None
+    figure, axes = plt.subplots(1, len(having), figsize=(3.2 + 3.2 * len(having), 6), squeeze=False)
+    image = None
+    limit = max(abs(np.log2(r["relative"])) for _, m in having for r in m["chapters"]) or 1.0
+    for axis, (label, metrics) in zip(axes[0], having):
+        rows = metrics["chapters"]
+        chapters = sorted({r["chapter"] for r in rows}, key=lambda c: (len(c), c))
+        groups = sorted({(r["sex"], r["ethnicity"]) for r in rows})
+        grid = np.full((len(chapters), len(groups)), np.nan)
+        for r in rows:
+            grid[chapters.index(r["chapter"]), groups.index((r["sex"], r["ethnicity"]))] = np.log2(
+                r["relative"]
+            )
+        image = axis.imshow(grid, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+        axis.set_yticks(range(len(chapters)), chapters, fontsize=7)
+        axis.set_xticks(
+            range(len(groups)), [f"{s[0]}-{e[:5]}" for s, e in groups], rotation=60, fontsize=7
+        )
+        axis.set_title(label, fontsize=8)
+        axis.set_ylabel("ICD chapter")
+    if image is not None:
+        figure.colorbar(
+            image, ax=axes[0].tolist(), label="log2 s(chapter, group) / mean over groups"
+        )
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def sex_preference(runs: Runs) -> bytes | None:
+    """Correct sex preference on female-only and male-only codes per model (%), 50% = chance."""
+    having = runs_with(runs, "intrinsic")
+    if not having:
+        return None
+    figure, axis = plt.subplots(figsize=(7.5, 3.8))
+    width = 0.8 / len(having)
+    for i, (label, metrics) in enumerate(having):
+        rows = [r for r in metrics.get("table3", []) if r["share"] is not None]
+        values = [100 * r["share"] for r in rows]
+        errors = error_bars(
+            values,
+            [None if r["ci_low"] is None else 100 * r["ci_low"] for r in rows],
+            [None if r["ci_high"] is None else 100 * r["ci_high"] for r in rows],
+        )
+        positions = np.arange(len(rows)) + i * width
+        axis.bar(positions, values, width, yerr=errors, capsize=3, label=label, color=f"C{i % 10}")
+        axis.set_xticks(np.arange(len(rows)) + width * (len(having) - 1) / 2,
+                        [r["list"] for r in rows])  # fmt: skip
+    axis.axhline(50, color="grey", linestyle=":", label="chance")
+    axis.set_ylabel("codes whose own sex scores higher (%)")
+    axis.set_ylim(0, 100)
+    axis.legend(fontsize=7)
+    return png(figure)

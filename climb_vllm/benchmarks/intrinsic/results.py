@@ -1,0 +1,323 @@
+"""The CLIMB intrinsic tables of a run: the paper's, their calibrated variant, their intervals and
+the template sensitivity analysis, from stored records.
+
+Raw scores are the paper's: s(d, g) is the mean probability of group g's names after d's
+prompt. Calibrated scores divide each name's probability by its base rate, the mean of its
+probabilities after the same template filled with content-free descriptions ("N/A", "None",
+...): a name that the model proposes for anything stops counting as associated with every
+diagnosis. Intervals are 95% percentile intervals of a bootstrap over names (resampled within
+each sex x ethnicity group); ``UNIT`` says so in every table that carries them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+from climb_vllm.benchmarks.intrinsic import assoc
+from climb_vllm.core.errors import UserError
+
+if TYPE_CHECKING:
+    from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask
+
+UNIT = "names resampled within each sex x ethnicity group"
+LEVEL_LABELS = ("L1", "L2", "L3", "L4", "L5", "mean")
+
+
+def slot_frame(task: IntrinsicTask, top_k: int) -> pl.DataFrame:
+    """The top-K name slots of the task's name set: ``name, sex, ethnicity, rank``."""
+    return pl.DataFrame(
+        [
+            {"name": s.name, "sex": s.sex, "ethnicity": s.ethnicity, "rank": s.rank}
+            for s in task.names.top_k(top_k)
+        ]
+    )
+
+
+def _with_mean(values: np.ndarray) -> np.ndarray:
+    """Append the mean over levels as a last row of a (levels, resamples) array."""
+    return np.vstack([values, values.mean(axis=0, keepdims=True)])
+
+
+@dataclass(frozen=True)
+class _Codes:
+    """What the metrics need to know of a list of codes, computed once per list.
+
+    Attributes:
+        codes: the codes (matrix rows).
+        level_ids: per level, each code's node as an integer (sorted order of node labels).
+        chapters: the chapter labels in the order of ``level_ids["l1"]``.
+        neutral: True for codes on neither sex-specific list.
+        female_rows / male_rows: rows of the female-only / male-only codes.
+    """
+
+    codes: list[str]
+    level_ids: dict[str, np.ndarray]
+    chapters: list[str]
+    neutral: np.ndarray
+    female_rows: list[int]
+    male_rows: list[int]
+
+    @staticmethod
+    def of(codes: list[str], task: IntrinsicTask) -> _Codes:
+        frame = pl.DataFrame({"code": codes}).join(
+            task.ontology.table.select("code", *assoc.LEVELS), on="code", how="left"
+        )
+        ids = {lv: (frame[lv].rank("dense") - 1).to_numpy() for lv in assoc.LEVELS}
+        series = pl.Series(codes)
+        female = series.is_in(sorted(task.ontology.female_only)).to_numpy()
+        male = series.is_in(sorted(task.ontology.male_only)).to_numpy()
+        return _Codes(
+            codes=codes,
+            level_ids=ids,
+            chapters=frame["l1"].unique().sort().to_list(),
+            neutral=~(female | male),
+            female_rows=np.flatnonzero(female).tolist(),
+            male_rows=np.flatnonzero(male).tolist(),
+        )
+
+
+class _Scorer:
+    """AssocMAD and sex preference of one (codes x names) log-probability matrix."""
+
+    def __init__(self, logp: np.ndarray, codes: _Codes, weights: np.ndarray) -> None:
+        self.codes = codes
+        self.weights = weights
+        self.probabilities = assoc.chapter_probabilities(logp, codes.level_ids["l1"])
+        self.neutral = codes.neutral
+
+    def assoc_mad(
+        self, subset: np.ndarray | None, resampled: bool
+    ) -> tuple[dict[str, np.ndarray], list[int]]:
+        """AssocMAD of the codes where ``subset`` is True (None: every code).
+
+        Returns values per attribute ("both", "sex", "ethnicity") shaped (L1..L5 + mean,
+        1 + resamples) with the point estimate first, and the nodes per level.
+        """
+        rows = np.arange(len(self.codes.codes)) if subset is None else np.flatnonzero(subset)
+        levels = {k: v[rows] for k, v in self.codes.level_ids.items()}
+        sums = assoc.level_sums(self.probabilities[rows], levels)
+        point = assoc.assoc_mad_resamples(sums, self.weights[:, :, :1])
+        nodes = [matrix.shape[0] for matrix in sums.values()]
+        if not resampled or self.weights.shape[2] == 1:
+            return {k: _with_mean(v) for k, v in point.items()}, nodes
+        # Resamples in float32: half the memory traffic; the point estimate stays float64.
+        rest = assoc.assoc_mad_resamples(
+            {k: v.astype(np.float32) for k, v in sums.items()},
+            self.weights[:, :, 1:].astype(np.float32),
+        )
+        return {k: _with_mean(np.hstack([point[k], rest[k]])) for k in point}, nodes
+
+    def sex_preference(self) -> pl.DataFrame:
+        rows = []
+        for label, members, own in (
+            ("female-only", self.codes.female_rows, "FEMALE"),
+            ("male-only", self.codes.male_rows, "MALE"),
+        ):
+            values = assoc.sex_preference_resamples(self.probabilities, members, own, self.weights)
+            share, low, high = assoc.summarise(values)
+            count = len(members)
+            rows.append(
+                {
+                    "list": label,
+                    "codes": count,
+                    "correct": round(share * count) if count else 0,
+                    "share": share if count else None,
+                    "ci_low": low if count else None,
+                    "ci_high": high if count else None,
+                }
+            )
+        return pl.DataFrame(
+            rows,
+            schema={"list": pl.String, "codes": pl.Int64, "correct": pl.Int64,
+                    "share": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64},
+        )  # fmt: skip
+
+    def chapter_scores(self, groups: assoc.NameGroups) -> pl.DataFrame:
+        """Each chapter's group score relative to the chapter's mean over groups (s / mu)."""
+        sums = assoc.level_sums(self.probabilities, {"l1": self.codes.level_ids["l1"]})["l1"]
+        scores = sums @ self.weights[:, :, 0]
+        relative = scores / scores.mean(axis=1, keepdims=True)
+        chapters = self.codes.chapters  # level_sums' node order
+        rows = [
+            {"chapter": chapter, "sex": sex, "ethnicity": ethnicity, "relative": float(value)}
+            for chapter, row in zip(chapters, relative)
+            for (sex, ethnicity), value in zip(groups.groups, row)
+        ]
+        return pl.DataFrame(rows)
+
+
+def _level_frame(values: np.ndarray, nodes: list[int], intervals: bool) -> pl.DataFrame:
+    rows = []
+    for i, label in enumerate(LEVEL_LABELS):
+        point, low, high = assoc.summarise(values[i])
+        row = {"level": label, "assoc_mad": point, "nodes": nodes[i] if i < 5 else None}
+        if intervals:
+            row |= {"ci_low": low, "ci_high": high}
+        rows.append(row)
+    schema = {"level": pl.String, "assoc_mad": pl.Float64, "nodes": pl.Int64}
+    if intervals:
+        schema |= {"ci_low": pl.Float64, "ci_high": pl.Float64}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _tables_of(scorer: _Scorer, prefix: str) -> dict[str, pl.DataFrame]:
+    """Tables 1 (with intervals), 2 and 3 of one score variant."""
+    values, nodes = scorer.assoc_mad(scorer.neutral, resampled=True)
+    by_attribute = [
+        _level_frame(values[attribute], nodes, True).with_columns(
+            pl.lit(attribute).alias("attribute")
+        )
+        for attribute in ("sex", "ethnicity")
+    ]
+    return {
+        f"{prefix}table1": _level_frame(values["both"], nodes, True),
+        f"{prefix}table2": pl.concat(by_attribute).select(
+            "attribute", "level", "assoc_mad", "ci_low", "ci_high", "nodes"
+        ),
+        f"{prefix}table3": scorer.sex_preference(),
+    }
+
+
+def base_rates(templates: pl.DataFrame, template: str, names: list[str]) -> np.ndarray | None:
+    """log of each name's mean probability after ``template`` with the content-free descriptions,
+    in ``names`` order; None when the run holds no such records."""
+    rows = templates.filter((pl.col("template") == template) & (pl.col("kind") == "content-free"))
+    if rows.height == 0:
+        return None
+    shift = pl.col("logprob").max()
+    rates = rows.group_by("name").agg(
+        (shift + (pl.col("logprob") - shift).exp().mean().log()).alias("base")
+    )
+    lookup = dict(zip(rates["name"], rates["base"]))
+    missing = [n for n in names if n not in lookup]
+    if missing:
+        raise UserError(
+            f"The calibration records lack the names {missing[:3]}.",
+            "rerun the same 'climb-vllm eval intrinsic' command to finish them.",
+        )
+    return np.array([lookup[n] for n in names])
+
+
+def intrinsic_tables(
+    records: pl.DataFrame,
+    task: IntrinsicTask,
+    top_k: int,
+    templates: pl.DataFrame | None = None,
+    template: str = "",
+    resamples: int = assoc.NAME_RESAMPLES,
+    seed: int = 0,
+) -> dict[str, pl.DataFrame]:
+    """Every intrinsic table of a run.
+
+    Args:
+        records: the run's ``code, name, logprob`` records.
+        task: the run's resolved inputs.
+        top_k: names per group.
+        templates: the calibration / sensitivity records (None or empty: raw tables only).
+        template: the run's own template (whose content-free records calibrate).
+        resamples: name-bootstrap resamples (0: no intervals).
+        seed: bootstrap seed.
+
+    Returns frames keyed by table: ``table1`` (AssocMAD by level over sex-neutral codes, 8
+    groups, with intervals), ``table1_all_codes``, ``table2`` (pooled by sex or ethnicity),
+    ``table3`` (sex-preference correctness), ``table8`` (top-K), ``chapters`` (relative group
+    scores per chapter) and, with calibration records, ``calibrated_table1/2/3``,
+    ``chapters_calibrated``, ``base_rates`` and ``sensitivity``.
+    """
+    scored = set(records["code"].unique())
+    if any(c not in scored for c in task.codes):
+        raise UserError(
+            f"The run holds records for {len(scored)} of {len(task.codes)} codes.",
+            "rerun the same 'climb-vllm eval intrinsic' command to finish it.",
+        )
+    names = list(task.distinct_names)
+    codes = list(task.codes)
+    slots = slot_frame(task, top_k)
+    groups = assoc.NameGroups.from_slots(slots, names)
+    try:
+        logp = assoc.log_matrix(records, codes, names)
+    except ValueError as exc:
+        raise UserError(
+            f"The intrinsic records are incomplete: {exc}.",
+            "rerun the same 'climb-vllm eval intrinsic' command to finish them.",
+        ) from exc
+    listed = _Codes.of(codes, task)
+    raw = _Scorer(logp, listed, groups.weights(len(names), resamples, seed))
+    tables = _tables_of(raw, "")
+    all_codes, nodes = raw.assoc_mad(None, resampled=False)
+    tables["table1_all_codes"] = _level_frame(all_codes["both"], nodes, False)
+    top = []
+    for k in range(1, min(5, top_k) + 1):
+        subset = assoc.NameGroups.from_slots(slots.filter(pl.col("rank") <= k), names)
+        scorer = _Scorer(logp, listed, subset.weights(len(names), 0, seed))
+        values, nodes = scorer.assoc_mad(scorer.neutral, resampled=False)
+        top.append(_level_frame(values["both"], nodes, False).with_columns(pl.lit(k).alias("k")))
+    tables["table8"] = pl.concat(top).select("k", "level", "assoc_mad", "nodes")
+    tables["chapters"] = raw.chapter_scores(groups)
+    if templates is None or templates.height == 0:
+        return tables
+    base = base_rates(templates, template, names)
+    if base is not None:
+        calibrated = _Scorer(logp - base, listed, raw.weights)
+        tables |= _tables_of(calibrated, "calibrated_")
+        tables["chapters_calibrated"] = calibrated.chapter_scores(groups)
+        tables["base_rates"] = (
+            pl.DataFrame({"name": names, "log_base_rate": base})
+            .join(slots.select("name", "sex", "ethnicity", "rank"), on="name")
+            .sort("sex", "ethnicity", "rank")
+        )
+    tables["sensitivity"] = sensitivity(logp, codes, names, task, groups, templates, template)
+    return tables
+
+
+def sensitivity(
+    logp: np.ndarray,
+    codes: list[str],
+    names: list[str],
+    task: IntrinsicTask,
+    groups: assoc.NameGroups,
+    templates: pl.DataFrame,
+    template: str,
+) -> pl.DataFrame:
+    """AssocMAD by level (sex-neutral codes, 8 groups) and sex-preference correctness of the
+    sensitivity sample under each template, raw and calibrated (point estimates).
+
+    The run's own template is evaluated on the same sample from the run's records, so every
+    row of the table covers the same codes.
+    """
+    sample_rows = templates.filter(pl.col("kind") == "code")
+    sample = sample_rows["code"].unique(maintain_order=True).to_list()
+    if not sample:
+        return pl.DataFrame()
+    weights = groups.weights(len(names), 0, 0)
+    position = {c: i for i, c in enumerate(codes)}
+    chosen = set(sample)
+    sample = [c for c in codes if c in chosen]  # the run's order
+    listed = _Codes.of(sample, task)
+    matrices = {template: logp[[position[c] for c in sample]]}
+    for other in sample_rows["template"].unique(maintain_order=True).to_list():
+        matrices[other] = assoc.log_matrix(
+            sample_rows.filter(pl.col("template") == other), sample, names
+        )
+    rows = []
+    for index, (text, matrix) in enumerate(matrices.items()):
+        base = base_rates(templates, text, names)
+        variants = {"raw": matrix} | ({} if base is None else {"calibrated": matrix - base})
+        for variant, values in variants.items():
+            scorer = _Scorer(values, listed, weights)
+            mad, _ = scorer.assoc_mad(scorer.neutral, resampled=False)
+            row: dict[str, object] = {
+                "template": text,
+                "paper": index == 0,
+                "variant": variant,
+                "codes": len(sample),
+            }
+            row |= {label: float(mad["both"][i, 0]) for i, label in enumerate(LEVEL_LABELS)}
+            for pref in scorer.sex_preference().iter_rows(named=True):
+                row[f"{pref['list']} correct"] = pref["share"]
+            rows.append(row)
+    return pl.DataFrame(rows)

@@ -1,0 +1,265 @@
+"""CLIMB intrinsic bias: P(name | "{description} is related to the name:") for every code.
+
+Records: one row per (code, distinct name) with the joint log-probability of the name's tokens.
+Distinct names are scored once per code; groups reuse them through the name slots (a name in
+three groups counts in each). Codes are processed in chunks (release order, or the stratified
+sample's order); each chunk is scored and written atomically before the next starts, so memory
+stays flat and a killed run resumes at the first missing chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder, PlannedRequest
+from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE, IntrinsicConfig
+from climb_vllm.core.progress import Progress, failures
+from climb_vllm.core.store import RunStore
+from climb_vllm.engines.base import Engine, ScoreRequest, ScoreResult
+from climb_vllm.names import NameSet, load_names
+from climb_vllm.ontology import Ontology, load_ontology
+
+if TYPE_CHECKING:
+    import polars as pl
+
+BENCHMARK = "intrinsic"
+#: Records of the calibration and sensitivity prompts (one chunk per template), beside the run's.
+TEMPLATES = "intrinsic-templates"
+
+
+@dataclass(frozen=True)
+class IntrinsicTask:
+    """The resolved inputs of a run: codes, their prompts, and the names to score.
+
+    Attributes:
+        ontology: the ICD-10-CM release.
+        names: the name set.
+        codes: codes to score, in processing order.
+        distinct_names: the distinct names of the top-K slots, scored once per code.
+    """
+
+    ontology: Ontology
+    names: NameSet
+    codes: tuple[str, ...]
+    distinct_names: tuple[str, ...]
+
+    @staticmethod
+    def from_config(config: IntrinsicConfig) -> IntrinsicTask:
+        ontology = load_ontology(config.icd_release)
+        names = load_names(config.name_set)
+        distinct = tuple(names.distinct(config.top_k))
+        if config.limit is not None:
+            codes = tuple(ontology.stratified_subset(config.limit, config.seed))
+        else:
+            codes = tuple(ontology.codes)
+        return IntrinsicTask(ontology, names, codes, distinct)
+
+    def chunks(self, size: int) -> list[tuple[str, ...]]:
+        """Codes cut into consecutive chunks of ``size``."""
+        return [self.codes[i : i + size] for i in range(0, len(self.codes), size)]
+
+    def sensitivity_sample(self, size: int, seed: int) -> tuple[str, ...]:
+        """The codes scored under every sensitivity template: ``size`` of the run's codes, a
+        stratified sample of the release for a full run (all the run's codes when it has no
+        more)."""
+        if size <= 0:
+            return ()
+        if len(self.codes) <= size:
+            return self.codes
+        if len(self.codes) == len(self.ontology):
+            return tuple(self.ontology.stratified_subset(size, seed))
+        # A --limit run's codes are already a stratified sample in release order: evenly
+        # spaced picks keep its spread over chapters.
+        step = len(self.codes) / size
+        return tuple(self.codes[int(i * step)] for i in range(size))
+
+    def template_prompts(self, config: IntrinsicConfig) -> list[tuple[str, list[str], list[str]]]:
+        """(template, keys, descriptions) per template chunk of the calibration records.
+
+        Chunk 0 is the run's own template with the content-free descriptions only (its codes are
+        the run's records); chunk i > 0 is sensitivity template i with the content-free
+        descriptions and the sensitivity sample. Keys are ``cf:<description>`` or the code.
+        """
+        descriptions = dict(zip(self.ontology.table["code"], self.ontology.table["description"]))
+        free_keys = [f"cf:{text}" for text in config.content_free]
+        sample = list(self.sensitivity_sample(config.sensitivity_codes, config.seed))
+        out = [(config.template, free_keys, list(config.content_free))]
+        if sample:
+            for template in config.sensitivity_templates:
+                out.append(
+                    (
+                        template,
+                        free_keys + sample,
+                        list(config.content_free) + [descriptions[c] for c in sample],
+                    )
+                )
+        return [chunk for chunk in out if chunk[1]]
+
+
+def sample_requests(
+    tokenizer: Any, codes: int, top_k: int = 5, seed: int = 0
+) -> list[ScoreRequest]:
+    """Score requests for a stratified sample of 2021 codes and the top-K distinct names.
+
+    For benchmarks and tests: the real prompts of a run, without a run directory.
+    """
+    ontology = load_ontology()
+    chosen = ontology.stratified_subset(codes, seed=seed)
+    described = dict(zip(ontology.table["code"], ontology.table["description"]))
+    texts = [DEFAULT_TEMPLATE.format(description=described[c]) for c in chosen]
+    names = load_names().distinct(top_k)
+    return [p.request for p in BoundaryEncoder(tokenizer).plan(texts, names)]
+
+
+def plan_chunk(
+    encoder: BoundaryEncoder,
+    codes: Sequence[str],
+    descriptions: dict[str, str],
+    names: Sequence[str],
+    template: str,
+) -> list[PlannedRequest]:
+    """Score requests for one chunk of codes under the token-boundary contract."""
+    texts = [template.format(description=descriptions[code]) for code in codes]
+    return encoder.plan(texts, names)
+
+
+def records_frame(
+    codes: Sequence[str],
+    names: Sequence[str],
+    planned: Sequence[PlannedRequest],
+    results: Sequence[ScoreResult],
+) -> pl.DataFrame:
+    """The chunk's record frame, one row per (code, name) in code then name order.
+
+    Columns: ``code, name, logprob, token_logprobs, split``; ``split`` is True for pairs scored
+    as a full sequence because the prompt's tokens were not a prefix of prompt + name.
+    """
+    import polars as pl
+
+    text_index: list[int] = []
+    name_index: list[int] = []
+    logprob: list[float] = []
+    split: list[bool] = []
+    token_values: list[float] = []
+    token_pair: list[int] = []  # which pair row each per-token value belongs to
+    for plan, result in zip(planned, results):
+        k = len(plan.name_indices)
+        for j, values in enumerate(result.token_logprobs):
+            token_pair += [len(text_index) + j] * len(values)
+            token_values += values
+        text_index += [plan.text_index] * k
+        name_index += plan.name_indices
+        logprob += result.logprobs
+        split += [plan.split] * k
+    # Per-token values become a list column by grouping flat values (vectorized), rather than
+    # by converting one Python sequence per row.
+    per_token = (
+        pl.DataFrame({"pair": token_pair, "value": token_values})
+        .group_by("pair", maintain_order=True)
+        .agg(pl.col("value").alias("token_logprobs"))
+    )
+    frame = (
+        pl.DataFrame(
+            {"t": text_index, "n": name_index, "logprob": logprob, "split": split},
+            schema={"t": pl.Int64, "n": pl.Int64, "logprob": pl.Float64, "split": pl.Boolean},
+        )
+        .with_row_index("pair")
+        .join(per_token.with_columns(pl.col("pair").cast(pl.UInt32)), on="pair", how="left")
+        .sort("t", "n")
+    )
+    if frame.height != len(codes) * len(names):
+        raise RuntimeError(f"engine returned {frame.height} pairs for {len(codes)} codes")
+    return frame.select(
+        pl.Series("code", codes, dtype=pl.String).gather(frame["t"]),
+        pl.Series("name", names, dtype=pl.String).gather(frame["n"]),
+        "logprob",
+        "token_logprobs",
+        "split",
+    )
+
+
+def run_intrinsic(
+    config: IntrinsicConfig, store: RunStore, engine: Engine, task: IntrinsicTask
+) -> int:
+    """Score every chunk that the run directory does not hold yet. Returns chunks scored now.
+
+    Tokenizing the next chunk (Rust, outside the GIL) overlaps with scoring the current one.
+    """
+    descriptions = dict(zip(task.ontology.table["code"], task.ontology.table["description"]))
+    encoder = BoundaryEncoder(engine.tokenizer)
+    chunks = task.chunks(config.chunk_size)
+    done = store.finished_chunks(BENCHMARK)
+    pending = [(index, codes) for index, codes in enumerate(chunks) if index not in done]
+
+    def plan(codes: Sequence[str]) -> list[PlannedRequest]:
+        return plan_chunk(encoder, codes, descriptions, task.distinct_names, config.template)
+
+    extra = sum(len(keys) for _, keys, _ in task.template_prompts(config))
+    with (
+        Progress("intrinsic prompts", len(task.codes) + extra, config.display) as progress,
+        ThreadPoolExecutor(max_workers=1) as pool,
+    ):
+        progress.skip(sum(len(codes) for index, codes in enumerate(chunks) if index in done))
+        upcoming: Future[list[PlannedRequest]] | None = (
+            pool.submit(plan, pending[0][1]) if pending else None
+        )
+        for k, (index, codes) in enumerate(pending):
+            assert upcoming is not None
+            planned = upcoming.result()
+            upcoming = pool.submit(plan, pending[k + 1][1]) if k + 1 < len(pending) else None
+            results = engine.score([p.request for p in planned])
+            frame = records_frame(codes, task.distinct_names, planned, results)
+            store.write_chunk(BENCHMARK, index, frame)
+            progress.advance(len(codes), failures(engine))
+        _score_templates(config, store, engine, task, encoder, progress)
+    store.annotate(
+        BENCHMARK,
+        chunks=len(chunks),
+        codes=len(task.codes),
+        distinct_names=list(task.distinct_names),
+        boundary_split_pairs_this_session=encoder.mismatched_pairs,
+    )
+    return len(pending)
+
+
+def _score_templates(
+    config: IntrinsicConfig,
+    store: RunStore,
+    engine: Engine,
+    task: IntrinsicTask,
+    encoder: BoundaryEncoder,
+    progress: Progress,
+) -> None:
+    """Score the calibration and sensitivity prompts that the run directory lacks.
+
+    Records: ``template, kind ("content-free" | "code"), code, name, logprob`` where ``code``
+    is the content-free description (kind content-free) or the ICD code.
+    """
+    import polars as pl
+
+    done = store.finished_chunks(TEMPLATES)
+    for index, (template, keys, texts) in enumerate(task.template_prompts(config)):
+        if index in done:
+            progress.skip(len(keys))
+            continue
+        described = dict(zip(keys, texts))
+        planned = plan_chunk(encoder, keys, described, task.distinct_names, template)
+        frame = records_frame(keys, task.distinct_names, planned, engine.score(
+            [p.request for p in planned]
+        ))  # fmt: skip
+        free = frame["code"].str.starts_with("cf:")
+        store.write_chunk(
+            TEMPLATES,
+            index,
+            frame.select(
+                pl.lit(template).alias("template"),
+                pl.when(free).then(pl.lit("content-free")).otherwise(pl.lit("code")).alias("kind"),
+                pl.when(free).then(pl.col("code").str.slice(3)).otherwise("code").alias("code"),
+                "name",
+                "logprob",
+            ),
+        )
+        progress.advance(len(keys), failures(engine))

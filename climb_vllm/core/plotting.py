@@ -1,0 +1,49 @@
+"""What every report figure shares: matplotlib off-screen, PNG bytes, one model per colour.
+
+Every figure function (in each benchmark's ``figures.py``) takes ``runs``: (model label,
+metrics) pairs where metrics maps a benchmark to the contents of its
+``results/<benchmark>/metrics.json``; models without that benchmark are left out, and a figure
+with no data at all returns None. Error bars are the 95% intervals of the tables, with the
+resampling unit named in each caption of the report.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # off-screen: the report is written without a display
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+__all__ = ["LEVELS", "Runs", "error_bars", "plt", "png", "runs_with"]
+
+#: (model label, that run's metrics per benchmark) pairs, the input of every report figure.
+Runs = Sequence[tuple[str, dict[str, Any]]]
+LEVELS = ("L1", "L2", "L3", "L4", "L5")
+
+
+def png(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="png", dpi=110)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def runs_with(runs: Runs, benchmark: str) -> list[tuple[str, dict[str, Any]]]:
+    return [(label, m[benchmark]) for label, m in runs if benchmark in m]
+
+
+def error_bars(points: Sequence[float], lows: Sequence[Any], highs: Sequence[Any]) -> np.ndarray:
+    """Asymmetric error bar lengths; a missing interval draws none (and never a negative bar)."""
+    p = np.asarray(points, dtype=float)
+    lo = np.asarray([np.nan if v is None else v for v in lows], dtype=float)
+    hi = np.asarray([np.nan if v is None else v for v in highs], dtype=float)
+    bars: np.ndarray = np.nan_to_num(np.clip(np.vstack([p - lo, hi - p]), 0, None))
+    return bars

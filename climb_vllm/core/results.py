@@ -1,0 +1,107 @@
+"""Results of a benchmark as files: Markdown and CSV tables, metrics.json, and what changed on
+rescoring. Every benchmark writes ``results/<benchmark>/`` through :func:`write_tables`."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+
+def interval_text(
+    low: float | None, high: float | None, scale: float = 1.0, digits: int = 4
+) -> str:
+    """An interval as "[low, high]" (n/a when missing)."""
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return "n/a"
+    return f"[{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
+
+
+def to_markdown(frame: pl.DataFrame) -> str:
+    """A GitHub-style Markdown table."""
+
+    def cell(value: Any) -> str:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return "n/a"
+        return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * frame.width]
+    for row in frame.iter_rows():
+        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def metrics_json(tables: dict[str, pl.DataFrame]) -> dict[str, list[dict[str, Any]]]:
+    """Long-form metrics, the form stored in results and compared by rescore."""
+    return {key: frame.to_dicts() for key, frame in tables.items()}
+
+
+def diff_metrics(
+    old: dict[str, list[dict[str, Any]]],
+    new: dict[str, list[dict[str, Any]]],
+    tolerance: float = 0.0,
+    relative: float = 0.0,
+) -> list[str]:
+    """Human-readable lines for every metric value that differs between two metrics.json.
+
+    Args:
+        old: the metrics as stored before.
+        new: the metrics as recomputed.
+        tolerance: floats this close (absolute) count as unchanged.
+        relative: floats this close relative to their size count as unchanged.
+    """
+    changes: list[str] = []
+    for key in sorted(set(old) | set(new)):
+        before, after = old.get(key, []), new.get(key, [])
+        if len(before) != len(after):
+            changes.append(f"{key}: {len(before)} rows -> {len(after)} rows")
+            continue
+        for row_old, row_new in zip(before, after):
+            for field in sorted(set(row_old) | set(row_new)):
+                a, b = row_old.get(field), row_new.get(field)
+                same = a == b or (
+                    isinstance(a, float)
+                    and isinstance(b, float)
+                    and abs(a - b) <= max(tolerance, relative * max(abs(a), abs(b)))
+                )
+                if not same:
+                    label = ", ".join(
+                        f"{k}={v}" for k, v in row_new.items() if isinstance(v, str) or k == "k"
+                    )
+                    changes.append(f"{key} [{label}] {field}: {a} -> {b}")
+    return changes
+
+
+def write_tables(
+    directory: Path,
+    heading: str,
+    layout: dict[str, pl.DataFrame],
+    titles: dict[str, str],
+    tables: dict[str, pl.DataFrame],
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    """Write tables.md, one CSV per table and metrics.json into ``directory``; returns tables.md.
+
+    Args:
+        directory: the results folder (created).
+        heading: the Markdown title.
+        layout: the tables as shown.
+        titles: a title per table key.
+        tables: the long-form metrics stored in metrics.json (what rescore compares).
+        extra: more facts for metrics.json (counts of unknown ids, ...).
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    parts = [f"# {heading}", ""]
+    for key, frame in layout.items():
+        parts += [f"## {titles[key]}", "", to_markdown(frame), ""]
+        (directory / f"{key}.csv").write_text(frame.write_csv())
+    metrics: dict[str, Any] = dict(metrics_json(tables))
+    if extra:
+        metrics["facts"] = [extra]
+    (directory / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True))
+    path = directory / "tables.md"
+    path.write_text("\n".join(parts))
+    return path

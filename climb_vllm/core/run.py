@@ -1,0 +1,204 @@
+"""Opening a run: the engine options every benchmark shares, the claim on the run directory, and
+the engines that the benchmarks of one suite share.
+
+Nothing here knows a benchmark by name: a benchmark builds its configuration (an
+:class:`~climb_vllm.core.config.EngineConfig` subclass) and calls :func:`open_run`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from climb_vllm.core.config import EngineConfig
+from climb_vllm.core.errors import UserError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from climb_vllm.core.store import RunStore
+    from climb_vllm.engines.base import Engine
+
+Config = TypeVar("Config", bound=EngineConfig)
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """What the user asked of the engine, before it is resolved into :class:`EngineConfig` fields.
+
+    A field left None takes :class:`EngineConfig`'s default (declared there once).
+
+    Attributes:
+        model: local model folder or hub id (with the http engine: a label for the run).
+        tokenizer: tokenizer folder or id, if not the model's.
+        revision: hub revision of the model.
+        engine: "local" or "http"; None: http when endpoints are given, else local.
+        endpoints: OpenAI-compatible server URLs; empty with the http engine: the endpoints that
+            ``climb-vllm serve`` recorded.
+        served_model: the model name served at the endpoints (None: ask the server).
+        concurrency: http requests in flight.
+        rate: the most http requests per second.
+        device: "auto", "cpu" or "cuda" (local engine; auto: cuda when available).
+        dtype: "auto", "float32", "bfloat16" or "float16" (local engine).
+        display: progress display, "rich", "plain" or "none".
+    """
+
+    model: str | None = None
+    tokenizer: str | None = None
+    revision: str | None = None
+    engine: Literal["local", "http"] | None = None
+    endpoints: tuple[str, ...] = ()
+    served_model: str | None = None
+    concurrency: int | None = None
+    rate: int | None = None
+    device: str = "auto"
+    dtype: str = "auto"
+    display: str | None = None
+
+
+def engine_settings(options: EngineOptions) -> dict[str, Any]:
+    """The :class:`EngineConfig` fields of ``options`` (resolves engine, endpoints, device and
+    dtype); fields the user left unset are omitted so that the configuration's defaults apply.
+
+    Raises:
+        UserError: the local engine without a model, or an unusable device / dtype.
+    """
+    from climb_vllm.serving import read_endpoints
+
+    engine_name = options.engine or ("http" if options.endpoints else "local")
+    endpoints = options.endpoints or (read_endpoints() if engine_name == "http" else ())
+    device: str | None = None
+    dtype: str | None = None
+    if engine_name == "local":
+        if not options.model:
+            raise UserError("No model given.", "pass --model PATH_OR_ID, or --endpoint URL.")
+        from climb_vllm.engines.local import resolve_device
+
+        device, dtype = resolve_device(options.device, options.dtype)
+    settings: dict[str, Any] = {
+        "model": options.model or options.served_model or "served-model",
+        "tokenizer": options.tokenizer,
+        "revision": options.revision,
+        "engine": engine_name,
+        "device": device,
+        "dtype": dtype,
+        "endpoints": endpoints,
+        "served_model": options.served_model,
+        "rate": options.rate,
+    }
+    for name in ("concurrency", "display"):
+        value = getattr(options, name)
+        if value is not None:
+            settings[name] = value
+    return settings
+
+
+def invalid_option(exc: ValidationError, benchmark: str) -> UserError:
+    """The user-facing error for a pydantic validation error of a run configuration."""
+    first = exc.errors()[0]
+    return UserError(
+        f"Invalid option {'.'.join(str(p) for p in first['loc'])}: {first['msg']}.",
+        f"see 'climb-vllm eval {benchmark} --help' for the allowed values.",
+    )
+
+
+@dataclass
+class EngineCache:
+    """Engines opened by earlier benchmarks of one suite, keyed by their engine configuration, so
+    that the model is loaded (or the servers probed) once for the whole suite.
+
+    Attributes:
+        engines: engine key -> (engine, the configuration fields it filled in).
+    """
+
+    engines: dict[str, tuple[Engine, dict[str, Any]]] = field(default_factory=dict)
+
+    @staticmethod
+    def key(config: EngineConfig) -> str:
+        """The engine fields of a configuration as canonical JSON (the display excluded)."""
+        fields = {
+            k: v
+            for k, v in config.model_dump().items()
+            if k in EngineConfig.model_fields and k != "display"
+        }
+        return json.dumps(fields, sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Where a benchmark writes and what it shares with the rest of a suite.
+
+    Attributes:
+        out: the run directory (None: ``outputs/<model>/<run_id>``).
+        run_id: the run's name under ``outputs/<model>/``.
+        label: the model as the user named it (labels an http run whose server names the model).
+        quiet: keep the finished benchmark's tables off the terminal (a suite: they go to the
+            report).
+        engines: the suite's shared engines (None: a single benchmark opens its own).
+    """
+
+    out: Path | None = None
+    run_id: str = "main"
+    label: str | None = None
+    quiet: bool = False
+    engines: EngineCache | None = None
+
+
+def probe_served_model(config: Config, label: str | None) -> tuple[Engine | None, Config]:
+    """Open the http engine early so that its probe can name the served model.
+
+    Returns the engine (None for the local engine, opened later) and the configuration with
+    ``served_model`` (and the model label) filled in.
+    """
+    from climb_vllm.engines.registry import open_engine
+
+    if config.engine != "http":
+        return None, config
+    engine = open_engine(config)
+    if config.served_model is None:
+        served = engine.describe()["served_model"]
+        config = config.model_copy(update={"served_model": served, "model": label or served})
+    return engine, config
+
+
+def open_run(
+    config: Config, context: RunContext, benchmark: str, **facts: Any
+) -> tuple[RunStore, Engine, Config]:
+    """Claim the run directory for ``benchmark`` and open the engine.
+
+    Refuses a directory whose earlier run of ``benchmark`` had another configuration, records
+    the engine and ``facts`` in the manifest, and says when it resumes.
+
+    Args:
+        config: the benchmark's configuration.
+        context: the run folder and the suite's shared engines.
+        benchmark: the benchmark's registry name (its manifest section).
+        facts: more provenance for the manifest section (datasets, prompts, seeds).
+
+    Returns:
+        (store, engine, config) with the served model filled into ``config`` for http engines.
+    """
+    from climb_vllm.core.store import RunStore, model_slug
+    from climb_vllm.engines.registry import open_engine
+
+    key = EngineCache.key(config)
+    shared = context.engines
+    engine: Engine | None
+    if shared is not None and key in shared.engines:
+        engine, update = shared.engines[key]
+        config = config.model_copy(update=update)
+    else:
+        engine, config = probe_served_model(config, context.label)
+    run_dir = context.out or Path("outputs") / model_slug(config.model) / context.run_id
+    store = RunStore(run_dir)
+    resumed = store.claim(benchmark, config.hashed_fields(), config.config_hash())
+    engine = engine or open_engine(config)
+    if shared is not None:
+        shared.engines[key] = (engine, {"served_model": config.served_model, "model": config.model})
+    store.annotate(benchmark, engine=engine.describe(), **facts)
+    if resumed and config.display != "none":
+        print(f"resuming {run_dir}", file=sys.stderr)
+    return store, engine, config

@@ -1,0 +1,248 @@
+"""Run directories: the manifest, append-only record chunks, and resume.
+
+Layout of ``outputs/<model-slug>/<run-id>/``::
+
+    manifest.json                   provenance; one section per benchmark with its config hash
+    records/<benchmark>/chunk-NNNNN.parquet   records, one file per chunk, written atomically
+    results/                        metrics and tables (recomputed at will from records)
+
+A chunk is written to a temporary file in the same folder, flushed to disk and renamed, so a run
+killed at any moment leaves only whole chunks; rerunning the same command skips them. A run
+directory whose manifest records a different configuration is refused rather than mixed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import json
+import os
+import platform
+import re
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from climb_vllm import __version__
+from climb_vllm.core.errors import UserError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+PACKAGES = ("torch", "transformers", "tokenizers", "polars", "numpy", "pydantic")
+
+
+def model_slug(model: str) -> str:
+    """A folder-safe name for a model path or hub id (its last two path parts)."""
+    parts = [p for p in re.split(r"[\\/]+", model.rstrip("/\\")) if p not in ("", ".", "..")]
+    slug = "--".join(parts[-2:]) if parts else "model"
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", slug)
+
+
+def package_versions() -> dict[str, str | None]:
+    """Installed versions of the packages that shape results."""
+    versions: dict[str, str | None] = {"climb-vllm": __version__}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def git_commit() -> str | None:
+    """The commit of the climb-vllm source tree (with "-dirty" if modified), if it is a checkout."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{head}-dirty" if dirty else head
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    tmp.replace(path)
+
+
+class RunStore:
+    """One run directory.
+
+    Args:
+        root: the run directory; created if missing.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            probe = root / f".write-test-{os.getpid()}"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise UserError(
+                f"Cannot write to the run directory {root} ({exc.strerror}).",
+                "pass --out with a writable folder.",
+            ) from exc
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / "manifest.json"
+
+    def manifest(self) -> dict[str, Any]:
+        """The manifest as stored, or an empty one."""
+        if not self.manifest_path.exists():
+            return {}
+        try:
+            data: dict[str, Any] = json.loads(self.manifest_path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise UserError(
+                f"The manifest {self.manifest_path} is unreadable ({exc}).",
+                "restore it, or start a new run directory with --out or --run-id.",
+            ) from exc
+        return data
+
+    def _save(self, manifest: dict[str, Any]) -> None:
+        _write_atomic(self.manifest_path, json.dumps(manifest, indent=2, sort_keys=True).encode())
+
+    def claim(self, benchmark: str, config: dict[str, Any], config_hash: str) -> bool:
+        """Record ``benchmark``'s config in the manifest, or check it against the stored one.
+
+        Returns True when the run directory already held this benchmark (a resume). Raises
+        UserError naming the differing fields when the stored config hash differs.
+        """
+        manifest = self.manifest()
+        section = manifest.get("benchmarks", {}).get(benchmark)
+        if section is not None:
+            if section.get("config_hash") == config_hash:
+                return True
+            old = section.get("config", {})
+            new = json.loads(json.dumps(config))  # as stored: tuples become lists
+            changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+            raise UserError(
+                f"{self.root} already holds a {benchmark} run with a different configuration "
+                f"(changed: {', '.join(changed) or 'hash'}).",
+                "rerun with the original options to resume, or choose a new --run-id / --out.",
+            )
+        manifest.setdefault("created", dt.datetime.now(dt.timezone.utc).isoformat())
+        manifest["climb_vllm"] = __version__
+        manifest.setdefault("benchmarks", {})[benchmark] = {
+            "config": config,
+            "config_hash": config_hash,
+            "started": dt.datetime.now(dt.timezone.utc).isoformat(),
+        }
+        self._save(manifest)
+        return False
+
+    def section(self, benchmark: str) -> dict[str, Any]:
+        """A benchmark's manifest section (its config and provenance).
+
+        Raises:
+            UserError: the run directory holds no run of ``benchmark``.
+        """
+        section: dict[str, Any] | None = self.manifest().get("benchmarks", {}).get(benchmark)
+        if section is None:
+            raise UserError(
+                f"{self.root} has no {benchmark} run in its manifest.",
+                f"pass a run directory written by 'climb-vllm eval {benchmark}'.",
+            )
+        return section
+
+    def annotate(self, benchmark: str, **facts: Any) -> None:
+        """Add provenance facts (engine, datasets, versions, ...) to a benchmark's section."""
+        manifest = self.manifest()
+        section = manifest.setdefault("benchmarks", {}).setdefault(benchmark, {})
+        section.update(facts)
+        section["host"] = {"python": platform.python_version(), "platform": platform.platform()}
+        section["packages"] = package_versions()
+        section["git_commit"] = git_commit()
+        self._save(manifest)
+
+    # -- records ---------------------------------------------------------------------------
+
+    def chunk_dir(self, benchmark: str) -> Path:
+        path = self.root / "records" / benchmark
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def chunk_path(self, benchmark: str, index: int) -> Path:
+        return self.chunk_dir(benchmark) / f"chunk-{index:05d}.parquet"
+
+    def finished_chunks(self, benchmark: str) -> set[int]:
+        """Indices of chunks already on disk; each one's footer is checked to be readable."""
+        import polars as pl
+
+        done: set[int] = set()
+        # A run killed mid-write leaves only a hidden temporary file; it is never a record.
+        for stale in self.chunk_dir(benchmark).glob(".chunk-*.tmp"):
+            stale.unlink(missing_ok=True)
+        for path in sorted(self.chunk_dir(benchmark).glob("chunk-*.parquet")):
+            try:
+                pl.read_parquet_schema(path)
+            except Exception as exc:  # any decoding failure means the file is damaged
+                raise UserError(
+                    f"Chunk file {path} is corrupt ({type(exc).__name__}).",
+                    "delete that file and rerun the same command; only that chunk is recomputed.",
+                ) from exc
+            done.add(int(path.stem.split("-")[1]))
+        return done
+
+    def write_chunk(self, benchmark: str, index: int, frame: pl.DataFrame) -> Path:
+        """Write one chunk atomically (temporary file, fsync, rename)."""
+        import io
+
+        buffer = io.BytesIO()
+        frame.write_parquet(buffer, compression="zstd")
+        path = self.chunk_path(benchmark, index)
+        _write_atomic(path, buffer.getvalue())
+        return path
+
+    def read_records(self, benchmark: str) -> pl.DataFrame:
+        """All chunks of a benchmark concatenated in chunk order."""
+        import polars as pl
+
+        paths = sorted(self.chunk_dir(benchmark).glob("chunk-*.parquet"))
+        if not paths:
+            raise UserError(
+                f"{self.root} holds no {benchmark} records.",
+                f"run 'climb-vllm eval {benchmark}' with this run directory first.",
+            )
+        frames = []
+        for path in paths:
+            try:
+                frames.append(pl.read_parquet(path))
+            except Exception as exc:
+                raise UserError(
+                    f"Chunk file {path} is corrupt ({type(exc).__name__}).",
+                    "delete that file and rerun the evaluation; only that chunk is recomputed.",
+                ) from exc
+        return pl.concat(frames)
+
+    def results_dir(self) -> Path:
+        path = self.root / "results"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def write_text(self, relative: str, text: str) -> Path:
+        """Write a results file atomically."""
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, text.encode())
+        return path

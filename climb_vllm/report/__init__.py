@@ -1,0 +1,1 @@
+"""The report over run directories: HTML, Markdown and CSV, built from the registry."""

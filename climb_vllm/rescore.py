@@ -1,0 +1,68 @@
+"""Recomputing a run directory's results from its stored records, and saying what changed.
+
+Every benchmark writes ``results/<benchmark>/`` (tables.md, a CSV per table, metrics.json) from
+its records alone, so a metric or grader change never needs the model again.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from climb_vllm.benchmarks.registry import REGISTRY, get
+from climb_vllm.core.errors import UserError
+from climb_vllm.core.store import RunStore
+
+
+#: Relative differences below this are rounding, not change: matrix products give results that
+#: differ in the last digits with the number of BLAS threads (measured ~1e-8 relative between
+#: the report's one-thread workers and a two-thread process), far below any shown digit.
+RELATIVE_NOISE = 1e-6
+
+
+def require_run_dir(run_dir: Path) -> None:
+    """Raise a UserError unless ``run_dir`` holds a manifest."""
+    if not (run_dir / "manifest.json").is_file():
+        raise UserError(
+            f"{run_dir} is not a run directory (no manifest.json).",
+            "pass the folder that 'climb-vllm eval' wrote, e.g. outputs/<model>/main.",
+        )
+
+
+def run_benchmarks(run_dir: Path) -> list[str]:
+    """The registered benchmarks a run directory's manifest holds, in suite order."""
+    require_run_dir(run_dir)
+    present = RunStore(run_dir).manifest().get("benchmarks", {})
+    return [name for name in REGISTRY if name in present]
+
+
+def benchmark_results(run_dir: Path, benchmark: str, quiet: bool) -> dict[str, Any]:
+    """Recompute and write one benchmark's results; returns its metrics."""
+    return get(benchmark).results(RunStore(run_dir), quiet=quiet)
+
+
+def rescore(run_dir: Path) -> dict[str, list[str]]:
+    """Recompute every benchmark of a run, print and return what changed per benchmark."""
+    from climb_vllm.core.results import diff_metrics
+
+    benchmarks = run_benchmarks(run_dir)
+    if not benchmarks:
+        raise UserError(
+            f"{run_dir} holds no benchmark run.", "run 'climb-vllm eval ...' into it first."
+        )
+    changed: dict[str, list[str]] = {}
+    for benchmark in benchmarks:
+        old_path = run_dir / "results" / benchmark / "metrics.json"
+        old = json.loads(old_path.read_text()) if old_path.exists() else {}
+        new = benchmark_results(run_dir, benchmark, quiet=True)
+        changes = diff_metrics(old, new, relative=RELATIVE_NOISE)
+        changed[benchmark] = changes
+        if not old:
+            print(f"{benchmark}: no earlier metrics in {run_dir}; computed them now")
+        elif changes:
+            print(f"{benchmark}: {len(changes)} values changed:")
+            print("\n".join(changes))
+        else:
+            print(f"{benchmark}: no metric changed")
+    return changed

@@ -1,0 +1,145 @@
+"""``climb-vllm eval extrinsic`` end to end on the tiny model, resume after SIGKILL, rescore,
+and the bad inputs a user can give (case files, outputs that are empty or not text)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from climb_vllm.cli import main
+from tests.helpers import kill_after_chunks
+
+
+@pytest.fixture(autouse=True)
+def _cache(mapping_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One embedding cache for the session's runs (subprocesses inherit it).
+    monkeypatch.setenv("CLIMB_VLLM_CACHE", str(mapping_cache))
+
+
+def command(model: Path, out: Path, *extra: str) -> list[str]:
+    return ["eval", "extrinsic", "--model", str(model), "--device", "cpu", "--out", str(out),
+            "--display", "none", "--index-limit", "300", "--max-tokens", "24", *extra]  # fmt: skip
+
+
+def test_end_to_end_with_samples(tiny_model: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["--limit", "3", "--samples", "2", "--temperature", "0.9", "--top-p", "0.95"]
+    assert main(command(tiny_model, out, *args)) == 0
+    records = pl.read_parquet(out / "records" / "extrinsic" / "chunk-*.parquet")
+    assert records.height == 3 * 8 * 2 * 2
+    assert sorted(records["sample"].unique()) == [0, 1]
+    variants = pl.read_parquet(out / "records" / "extrinsic" / "variants.parquet")
+    assert variants.height == 3 * 8 * 2 and "edits" in variants.columns
+    results = out / "results" / "extrinsic"
+    for name in ("table4.csv", "table5.csv", "table7.csv", "variants.csv", "tables.md"):
+        assert (results / name).exists(), name
+    points = pl.read_parquet(results / "points.parquet")
+    assert set(points["method"]) <= {"code", "exact", "fuzzy", "embedding", "none"}
+    table4 = pl.read_csv(results / "table4.csv")
+    assert table4["Value"].to_list() == ["female", "Black", "Hispanic", "Asian", "Medicaid",
+                                         "Medicare"]  # fmt: skip
+    manifest = json.loads((out / "manifest.json").read_text())["benchmarks"]["extrinsic"]
+    assert manifest["config"]["samples"] == 2
+    assert manifest["datasets"]["cases"]["cases"] == 3
+    metrics = json.loads((results / "metrics.json").read_text())
+    facts = metrics["facts"][0]
+    assert facts["outputs"] == records.height
+    assert facts["truncated_outputs"] + facts["empty_outputs"] <= records.height
+
+
+def test_killed_run_resumes_to_identical_records(tiny_model: Path, tmp_path: Path) -> None:
+    args = ["--limit", "3", "--chunk-size", "4", "--greedy"]
+    reference = tmp_path / "reference"
+    assert main(command(tiny_model, reference, *args)) == 0
+    resumed = tmp_path / "resumed"
+    full = [sys.executable, "-m", "climb_vllm", *command(tiny_model, resumed, *args)]
+    chunks = resumed / "records" / "extrinsic"
+    kill_after_chunks(full, chunks, 2)
+    assert len(list(chunks.glob("chunk-*.parquet"))) < 12
+    assert main(command(tiny_model, resumed, *args)) == 0
+
+    def records(run: Path) -> pl.DataFrame:
+        return pl.read_parquet(run / "records" / "extrinsic" / "chunk-*.parquet").sort("id")
+
+    assert records(resumed).equals(records(reference))
+    for name in ("table4.csv", "table7.csv", "variants.csv"):
+        expected = (reference / "results" / "extrinsic" / name).read_text()
+        assert (resumed / "results" / "extrinsic" / name).read_text() == expected
+    # rescore recomputes from the records and finds nothing changed
+    assert main(["rescore", str(resumed)]) == 0
+
+
+def _error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    assert main(argv) == 2
+    return capsys.readouterr().err
+
+
+def test_bad_case_files(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = _error(capsys, command(tiny_model, tmp_path / "a", "--cases", str(tmp_path / "no")))
+    assert "does not exist" in missing and "Fix:" in missing
+    bad = tmp_path / "cases.jsonl"
+    row = {"id": "x", "sex": "male", "ethnicity": "White", "insurance": "Other",
+           "notes": {"clinical_note": "He has gout."},
+           "gold_codes": ["M10.9", "QQQ.1"]}  # fmt: skip
+    bad.write_text(json.dumps(row) + "\n")
+    unknown = _error(capsys, command(tiny_model, tmp_path / "b", "--cases", str(bad)))
+    assert "line 1" in unknown and "QQQ.1" in unknown
+    row |= {"gold_codes": []}
+    bad.write_text(json.dumps(row) + "\n")
+    assert "gold_codes" in _error(capsys, command(tiny_model, tmp_path / "c", "--cases", str(bad)))
+    row |= {"gold_codes": ["M10.9"], "notes": {"clinical_note": "  "}}
+    bad.write_text(json.dumps(row) + "\n")
+    empty = _error(capsys, command(tiny_model, tmp_path / "d", "--cases", str(bad)))
+    assert "clinical_note is empty" in empty
+
+
+def test_changed_case_file_is_refused_on_report(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = tmp_path / "cases.jsonl"
+    row = {"id": "x", "sex": "female", "ethnicity": "Black", "insurance": "Medicaid",
+           "notes": {"clinical_note": "She has gout."}, "gold_codes": ["M10.9"]}  # fmt: skip
+    cases.write_text(json.dumps(row) + "\n")
+    out = tmp_path / "run"
+    assert main(command(tiny_model, out, "--cases", str(cases), "--no-placebo")) == 0
+    table4 = pl.read_csv(out / "results" / "extrinsic" / "table4.csv")
+    # counterfactuals change from the case's own demographics to the paper's other values
+    assert table4["Value"].to_list() == ["male", "Hispanic", "Asian", "Medicare"]
+    cases.write_text(json.dumps(row | {"gold_codes": ["M10.0"]}) + "\n")
+    err = _error(capsys, ["report", str(out)])
+    assert "changed since the run" in err
+
+
+def test_empty_and_non_text_outputs_are_counted(ontology_2021, mapper) -> None:  # type: ignore[no-untyped-def]
+    from climb_vllm.benchmarks.extrinsic.cases import load_cases
+    from climb_vllm.benchmarks.extrinsic.prompts import items_frame
+    from climb_vllm.benchmarks.extrinsic.run import extrinsic_tables, map_records
+
+    cases = load_cases("synthetic", ontology_2021)[:1]
+    items = items_frame(cases, placebo=False)
+    responses = ["", "Essential (primary) hypertension", "x" * 100_000] + ["I10"] * (
+        items.height - 3
+    )
+    records = pl.DataFrame(
+        {
+            "id": items["id"],
+            "sample": [0] * items.height,
+            "response": responses,
+            "finish_reason": ["non-text", "stop", "length"] + ["stop"] * (items.height - 3),
+            "completion_tokens": [0] * items.height,
+        }
+    )
+    outputs, points = map_records(records, items, mapper)
+    assert outputs.filter(pl.col("empty")).height == 1
+    assert outputs["codes"].list.len().to_list()[:3] == [0, 1, 1]
+    tables = extrinsic_tables(outputs, points, cases, ontology_2021)
+    summary = tables["variants"].filter(
+        (pl.col("variant") == "default") & (pl.col("placement") == "before")
+    )
+    assert summary["no_parse_share"].item() == pytest.approx(1.0)

@@ -1,0 +1,76 @@
+"""The token-boundary contract, with the real tiny tokenizer and with a merging tokenizer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder
+
+
+def test_contract_with_real_tokenizer(engine: Any) -> None:
+    tok = engine.tokenizer
+    encoder = BoundaryEncoder(tok)
+    texts = ["Cholera is related to the name:", "Tuberculosis of prostate is related to the name:"]
+    names = ["Esther", "Aaliyah", "Muhammad"]
+    planned = encoder.plan(texts, names)
+    assert encoder.mismatched_pairs == 0
+    assert len(planned) == 2
+    for plan in planned:
+        text = texts[plan.text_index]
+        prefix = tok(text)["input_ids"]
+        assert list(plan.request.prefix) == prefix
+        assert prefix[0] == tok.bos_token_id  # BOS exactly as the tokenizer adds it
+        for cont, j in zip(plan.request.continuations, plan.name_indices):
+            assert list(cont) == tok(f"{text} {names[j]}")["input_ids"][len(prefix) :]
+    # Some names are several tokens, some one.
+    lengths = {len(c) for c in planned[0].request.continuations}
+    assert 1 in lengths and max(lengths) > 1
+
+
+class MergingTokenizer:
+    """Characters as ids with BOS=0, except that ": Z" is one token (a cross-boundary merge)."""
+
+    def __call__(self, texts: Any, add_special_tokens: bool = True) -> dict[str, Any]:
+        batch = [texts] if isinstance(texts, str) else texts
+        out = []
+        for text in batch:
+            ids = [0] if add_special_tokens else []
+            i = 0
+            while i < len(text):
+                if text.startswith(": Z", i):
+                    ids.append(1000)
+                    i += 3
+                else:
+                    ids.append(ord(text[i]))
+                    i += 1
+            out.append(ids)
+        return {"input_ids": out[0] if isinstance(texts, str) else out}
+
+
+def test_pairs_that_break_the_contract_are_split_at_the_common_prefix() -> None:
+    encoder = BoundaryEncoder(MergingTokenizer())
+    planned = encoder.plan(["ab:"], ["Yo", "Zed"])
+    assert encoder.mismatched_pairs == 1
+    shared = [p for p in planned if p.name_indices == (0,)][0].request
+    assert shared.prefix == (0, ord("a"), ord("b"), ord(":"))
+    assert shared.continuations == ((ord(" "), ord("Y"), ord("o")),)
+    split = [p for p in planned if p.name_indices == (1,)][0].request
+    # "ab:" -> [0, a, b, :] but "ab: Zed" -> [0, a, b, <: Z>, e, d]: common prefix is [0, a, b].
+    assert split.prefix == (0, ord("a"), ord("b"))
+    assert split.continuations == ((1000, ord("e"), ord("d")),)
+
+
+def test_trailing_special_tokens_are_cut() -> None:
+    class EosTokenizer(MergingTokenizer):
+        def __call__(self, texts: Any, add_special_tokens: bool = True) -> dict[str, Any]:
+            out = super().__call__(texts, add_special_tokens)
+            if add_special_tokens:
+                rows = [out["input_ids"]] if isinstance(texts, str) else out["input_ids"]
+                for row in rows:
+                    row.append(2)
+            return out
+
+    encoder = BoundaryEncoder(EosTokenizer())
+    planned = encoder.plan(["ab"], ["Yo"])
+    assert planned[0].request.prefix == (0, ord("a"), ord("b"))
+    assert planned[0].request.continuations == ((ord(" "), ord("Y"), ord("o")),)

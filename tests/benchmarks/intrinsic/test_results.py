@@ -1,0 +1,114 @@
+"""The intrinsic tables of a run: intervals, calibration by content-free base rates, sensitivity."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from climb_vllm.benchmarks.intrinsic import metrics
+from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE, IntrinsicConfig
+from climb_vllm.benchmarks.intrinsic.results import intrinsic_tables
+from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask
+from climb_vllm.core.errors import UserError
+
+OTHER = "Diagnosis: {description}. Patient name:"
+
+
+@pytest.fixture(scope="module")
+def run() -> tuple[IntrinsicTask, pl.DataFrame, pl.DataFrame]:
+    """A 120-code task, random records, and calibration / sensitivity records for 40 codes."""
+    task = IntrinsicTask.from_config(IntrinsicConfig(model="m", limit=120, seed=1))
+    names = list(task.distinct_names)
+    rng = np.random.default_rng(2)
+    records = pl.DataFrame(
+        {
+            "code": np.repeat(task.codes, len(names)),
+            "name": np.tile(names, len(task.codes)),
+            "logprob": rng.normal(-15, 3, len(task.codes) * len(names)),
+        }
+    )
+    free = ["N/A", "None"]
+    sample = list(task.codes[:40])
+    rows = []
+    for template in (DEFAULT_TEMPLATE, OTHER):
+        for text in free:
+            rows += [(template, "content-free", text, n, rng.normal(-12, 2)) for n in names]
+        if template == OTHER:
+            rows += [(template, "code", c, n, rng.normal(-15, 3)) for c in sample for n in names]
+    templates = pl.DataFrame(
+        rows, schema=["template", "kind", "code", "name", "logprob"], orient="row"
+    )
+    return task, records, templates
+
+
+def _slots(task: IntrinsicTask) -> pl.DataFrame:
+    return pl.DataFrame(
+        [
+            {"name": s.name, "sex": s.sex, "ethnicity": s.ethnicity, "rank": s.rank}
+            for s in task.names.top_k(5)
+        ]
+    )
+
+
+def _neutral(task: IntrinsicTask, codes: list[str]) -> list[str]:
+    specific = task.ontology.female_only | task.ontology.male_only
+    return [c for c in codes if c not in specific]
+
+
+def test_calibrated_table_divides_by_the_content_free_base_rate(run) -> None:  # type: ignore[no-untyped-def]
+    task, records, templates = run
+    tables = intrinsic_tables(records, task, 5, templates, DEFAULT_TEMPLATE, resamples=50)
+    # By hand: base(name) = log of the mean probability over the two content-free prompts.
+    free = templates.filter(
+        (pl.col("template") == DEFAULT_TEMPLATE) & (pl.col("kind") == "content-free")
+    )
+    base = free.group_by("name").agg(pl.col("logprob").exp().mean().log().alias("base"))
+    calibrated = records.join(base, on="name").with_columns(pl.col("logprob") - pl.col("base"))
+    levels = task.ontology.table.select("code", *metrics.LEVELS)
+    neutral = _neutral(task, list(task.codes))
+    expected = metrics.assoc_mad_by_level(calibrated, _slots(task), levels, neutral)
+    got = tables["calibrated_table1"]
+    np.testing.assert_allclose(got["assoc_mad"], expected["assoc_mad"], rtol=1e-9)
+    raw = metrics.assoc_mad_by_level(records, _slots(task), levels, neutral)
+    np.testing.assert_allclose(tables["table1"]["assoc_mad"], raw["assoc_mad"], rtol=1e-9)
+    assert not np.allclose(got["assoc_mad"], raw["assoc_mad"])  # calibration did something
+    for key in ("table1", "calibrated_table1", "table2", "calibrated_table2"):
+        frame = tables[key]
+        assert (frame["ci_low"] <= frame["ci_high"]).all() and frame["ci_low"].null_count() == 0
+
+
+def test_sensitivity_covers_each_template_on_one_sample(run) -> None:  # type: ignore[no-untyped-def]
+    task, records, templates = run
+    sens = intrinsic_tables(records, task, 5, templates, DEFAULT_TEMPLATE, resamples=0)[
+        "sensitivity"
+    ]
+    assert sens.select("template", "variant").rows() == [
+        (DEFAULT_TEMPLATE, "raw"), (DEFAULT_TEMPLATE, "calibrated"), (OTHER, "raw"),
+        (OTHER, "calibrated"),
+    ]  # fmt: skip
+    assert set(sens["codes"]) == {40}
+    # The paper template's row is the run's own records restricted to the sample.
+    sample = list(task.codes[:40])
+    levels = task.ontology.table.select("code", *metrics.LEVELS)
+    expected = metrics.assoc_mad_by_level(
+        records.filter(pl.col("code").is_in(sample)), _slots(task), levels, _neutral(task, sample)
+    )
+    np.testing.assert_allclose(
+        sens.row(0, named=True)["L3"], expected.filter(pl.col("level") == "L3")["assoc_mad"][0]
+    )
+
+
+def test_raw_tables_without_calibration_records(run) -> None:  # type: ignore[no-untyped-def]
+    task, records, _ = run
+    tables = intrinsic_tables(records, task, 5, None, DEFAULT_TEMPLATE, resamples=20)
+    assert "calibrated_table1" not in tables and "sensitivity" not in tables
+    assert tables["table8"]["k"].unique().sort().to_list() == [1, 2, 3, 4, 5]
+    share = tables["table3"]["share"].to_list()
+    assert all(0.0 <= s <= 1.0 for s in share)
+
+
+def test_incomplete_records_name_the_fix(run) -> None:  # type: ignore[no-untyped-def]
+    task, records, _ = run
+    with pytest.raises(UserError, match="rerun the same"):
+        intrinsic_tables(records.slice(30), task, 5)

@@ -1,0 +1,95 @@
+"""CLIMB intrinsic end to end on the tiny model, including a run killed part-way and resumed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from climb_vllm.cli import main
+from tests.helpers import intrinsic_command, kill_after_chunks
+
+
+def test_end_to_end_records_and_tables(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    assert main(intrinsic_command(tiny_model, out, "--limit", "60", "--chunk-size", "16")) == 0
+    records = pl.read_parquet(sorted((out / "records" / "intrinsic").glob("*.parquet")))
+    assert records.height == 60 * 30
+    assert records.select("code", "name").is_duplicated().sum() == 0
+    assert (records["logprob"] < 0).all()
+    # A name's joint log-prob is the sum of its per-token values.
+    summed = records["token_logprobs"].list.sum()
+    assert ((summed - records["logprob"]).abs() < 1e-9).all()
+    manifest = json.loads((out / "manifest.json").read_text())
+    section = manifest["benchmarks"]["intrinsic"]
+    for key in (
+        "config",
+        "config_hash",
+        "engine",
+        "datasets",
+        "packages",
+        "git_commit",
+        "prompt_template",
+    ):
+        assert key in section
+    assert section["datasets"]["icd10cm"]["release"] == "2021"
+    assert section["engine"]["device"] == "cpu"
+    metrics = json.loads((out / "results" / "intrinsic" / "metrics.json").read_text())
+    assert {"table1", "table2", "table3", "table8"} <= set(metrics)
+    assert [r["k"] for r in metrics["table8"]][::6] == [1, 2, 3, 4, 5]
+    tables = (out / "results" / "intrinsic" / "tables.md").read_text()
+    assert "Table 1" in tables and "Table 3" in tables
+
+    # Rescoring stored records reproduces the same metrics.
+    capsys.readouterr()
+    assert main(["rescore", str(out)]) == 0
+    assert "no metric changed" in capsys.readouterr().out
+
+
+def test_changed_config_is_refused(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    assert main(intrinsic_command(tiny_model, out, "--limit", "30")) == 0
+    capsys.readouterr()
+    assert main(intrinsic_command(tiny_model, out, "--limit", "30", "--top-k", "3")) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "changed: top_k" in err and "Fix:" in err
+
+
+def test_killed_run_resumes_to_identical_tables(tiny_model: Path, tmp_path: Path) -> None:
+    args = ["--limit", "1200", "--chunk-size", "20", "--batch-tokens", "512"]
+    reference = tmp_path / "reference"
+    assert main(intrinsic_command(tiny_model, reference, *args)) == 0
+
+    resumed = tmp_path / "resumed"
+    command = [
+        sys.executable,
+        "-m",
+        "climb_vllm",
+        *intrinsic_command(tiny_model, resumed, *args),
+    ]
+    chunks = resumed / "records" / "intrinsic"
+    written = kill_after_chunks(command, chunks, 5)
+    assert 5 <= written < 60
+
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+
+    def load(run: Path) -> pl.DataFrame:
+        files = sorted((run / "records" / "intrinsic").glob("chunk-*.parquet"))
+        return pl.read_parquet(files)
+
+    assert load(resumed).equals(load(reference))
+    assert not list(chunks.glob(".*tmp"))
+
+    def read(run: Path) -> str:
+        return (run / "results" / "intrinsic" / "metrics.json").read_text()
+
+    assert read(resumed) == read(reference)

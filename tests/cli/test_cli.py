@@ -1,0 +1,93 @@
+"""Bad input at the command line: one line naming the fix, exit status 2, nothing lost."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from climb_vllm.cli import main
+from tests.helpers import intrinsic_command
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(args)
+    err = capsys.readouterr().err.strip()
+    return code, err
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--icd-release", "1999"], "icd-export"),
+        (["--top-k", "11"], "top_k"),
+        (["--top-k", "0"], "top_k"),
+        (["--limit", "3"], "--limit"),
+        (["--device", "tpu"], "cpu"),
+        (["--template", "no slot here"], "description"),
+    ],
+)
+def test_bad_options(
+    tiny_model: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    needle: str,
+) -> None:
+    code, err = _run(intrinsic_command(str(tiny_model), tmp_path / "run", *extra), capsys)
+    assert code == 2
+    assert err.startswith("error:") and "Fix:" in err and needle in err and "\n" not in err
+
+
+def test_unknown_model_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _run(
+        intrinsic_command(str(tmp_path / "missing-model"), tmp_path / "run", "--limit", "30"),
+        capsys,
+    )
+    assert code == 2 and "demo-model" in err and "\n" not in err
+
+
+def test_model_without_tokenizer(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy(tiny_model / name, bare / name)
+    code, err = _run(intrinsic_command(str(bare), tmp_path / "run", "--limit", "30"), capsys)
+    assert code == 2 and "--tokenizer" in err
+
+
+def test_unwritable_output(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, err = _run(intrinsic_command(str(tiny_model), blocker / "run", "--limit", "30"), capsys)
+    assert code == 2 and "--out" in err
+
+
+def test_corrupt_chunk_stops_without_losing_others(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    args = intrinsic_command(str(tiny_model), out, "--limit", "40", "--chunk-size", "10")
+    assert main(args) == 0
+    chunk = out / "records" / "intrinsic" / "chunk-00002.parquet"
+    chunk.write_bytes(chunk.read_bytes()[:50])
+    before = {p.name: p.read_bytes() for p in chunk.parent.iterdir() if p != chunk}
+    capsys.readouterr()
+    code, err = _run(args, capsys)
+    assert code == 2 and "chunk-00002.parquet" in err and "delete that file" in err
+    assert {p.name: p.read_bytes() for p in chunk.parent.iterdir() if p != chunk} == before
+    chunk.unlink()  # the fix the message names
+    assert main(args) == 0
+
+
+def test_rescore_and_report_need_a_run_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for verb in ("rescore", "report"):
+        code, err = _run([verb, str(tmp_path)], capsys)
+        assert code == 2 and "manifest.json" in err

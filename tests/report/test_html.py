@@ -1,0 +1,145 @@
+"""``climb-vllm report`` over several run directories, rendered in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from climb_vllm.cli import main
+from climb_vllm.report.html import report_figures
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+
+
+@pytest.fixture(scope="module")
+def two_runs(suite_run: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The suite run and a copy of it: two models' worth of run directories."""
+    base = tmp_path_factory.mktemp("runs")
+    first, second = base / "monday", base / "tuesday"
+    shutil.copytree(suite_run, first)
+    shutil.copytree(suite_run, second)
+    return first, second
+
+
+@pytest.fixture(scope="module")
+def report(two_runs: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("report")
+    assert main(["report", str(two_runs[0]), str(two_runs[1]), "--out", str(out)]) == 0
+    return out
+
+
+def test_tables_have_one_row_per_model(report: Path) -> None:
+    table1 = pl.read_csv(report / "tables" / "intrinsic_table1.csv")
+    labels = table1["Model"].unique().to_list()
+    assert len(labels) == 2 and all(("monday" in x) != ("tuesday" in x) for x in labels)
+    assert table1.height == 4  # two models x (paper, calibrated)
+    assert {"L1 95% CI", "Mean 95% CI"} <= set(table1.columns)
+    for name in ("extrinsic_table4", "extrinsic_table5", "extrinsic_table7", "intrinsic_table2",
+                 "intrinsic_table3", "intrinsic_table8", "diseasematcher_table1",
+                 "diseasematcher_table2", "biasmd_accuracy", "intrinsic_sensitivity"):  # fmt: skip
+        frame = pl.read_csv(report / "tables" / f"{name}.csv")
+        assert frame["Model"].n_unique() == 2, name
+    markdown = (report / "report.md").read_text()
+    for title in ("CLIMB Table 1.", "CLIMB Table 4.", "CLIMB Table 7.", "HIVE Table 1.",
+                  "HIVE Table 2.", "BiasMD accuracy by type", "Template sensitivity"):  # fmt: skip
+        assert title in markdown, title
+
+
+def test_html_is_self_contained(report: Path) -> None:
+    page = (report / "report.html").read_text()
+    assert not re.search(r"""(src|href)\s*=\s*['"]?(https?:)?//""", page)
+    assert "@import" not in page and "url(" not in page
+    assert page.count("src='data:image/png;base64,") == len(report_figures())
+    assert "Provenance" in page and "simple-icd-10-cm" not in page or "2021" in page
+
+
+def test_report_renders_in_headless_chromium(report: Path) -> None:
+    if not CHROMIUM.exists() or not CHROMEDRIVER.exists():
+        pytest.fail(
+            f"Chromium is not installed ({CHROMIUM}, {CHROMEDRIVER}): the report cannot be "
+            "rendered. Install Debian's packages: apt-get install chromium chromium-driver "
+            "(.ci/run does)."
+        )
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    try:
+        driver.get((report / "report.html").as_uri())
+        tables = driver.execute_script(
+            "return Array.from(document.querySelectorAll('table')).map("
+            "t => t.querySelectorAll('tbody tr').length)"
+        )
+        images = driver.execute_script(
+            "return Array.from(document.images).map(i => i.complete && i.naturalWidth > 0)"
+        )
+        headings = driver.execute_script(
+            "return Array.from(document.querySelectorAll('h3')).map(h => h.textContent)"
+        )
+        logs = driver.get_log("browser")  # type: ignore[no-untyped-call]
+    finally:
+        driver.quit()
+    stacked = len(list((report / "tables").glob("*.csv")))
+    assert len(tables) == stacked + 2  # every stacked table, plus provenance for each run
+    assert all(rows > 0 for rows in tables)
+    assert images == [True] * len(report_figures())
+    assert any(h.startswith("CLIMB Table 1.") for h in headings)
+    errors = [entry for entry in logs if entry["level"] in ("SEVERE", "WARNING")]
+    assert errors == []
+
+
+def test_rescore_says_what_changed_and_rewrites_the_report(
+    two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = two_runs[1]
+    path = run / "results" / "biasmd" / "metrics.json"
+    metrics = json.loads(path.read_text())
+    metrics["accuracy"][0]["accuracy"] = 0.123456
+    path.write_text(json.dumps(metrics))
+    capsys.readouterr()
+    assert main(["rescore", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "biasmd: 1 values changed" in out and "0.123456 ->" in out
+    assert "intrinsic: no metric changed" in out
+    assert f"report written to {run / 'report' / 'report.html'}" in out
+
+
+def test_report_of_a_folder_that_is_not_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(tmp_path)]) == 2
+    assert "not a run directory" in capsys.readouterr().err
+
+
+def test_an_incomplete_run_among_several_is_one_clear_error(
+    two_runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The error raised in a worker process reaches the user whole, naming the fix."""
+    broken = tmp_path / "broken"
+    shutil.copytree(two_runs[0], broken)
+    for chunk in (broken / "records" / "biasmd").glob("chunk-*.parquet"):
+        chunk.unlink()
+    capsys.readouterr()
+    assert main(["report", str(broken), str(two_runs[1]), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("error:") and "holds no biasmd records" in err and "Fix:" in err
+
+
+def test_unwritable_report_folder_is_refused_first(
+    two_runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["report", str(two_runs[0]), "--out", str(blocker / "report")]) == 2
+    assert "pass --out with a writable folder" in capsys.readouterr().err
