@@ -14,7 +14,6 @@ from climb_vllm.benchmarks.registry import REGISTRY, get
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.store import RunStore
 
-
 #: Relative differences below this are rounding, not change: matrix products give results that
 #: differ in the last digits with the number of BLAS threads (measured ~1e-8 relative between
 #: the report's one-thread workers and a two-thread process), far below any shown digit.

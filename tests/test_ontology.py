@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from climb_vllm.core.errors import UserError
-from climb_vllm.ontology import export_release, load_ontology
+from climb_vllm.ontology import LEVELS, Ontology, export_release, load_ontology
 
 
 @pytest.fixture(scope="module")
@@ -83,3 +83,48 @@ def test_stratified_subset_covers_chapters_and_sex_lists(icd2021) -> None:  # ty
 def test_stratified_subset_too_small_is_refused(icd2021) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(UserError, match="--limit"):
         icd2021.stratified_subset(5)
+
+
+def _hand_built(female: set[str], male: set[str]) -> Ontology:
+    """A tiny release: three categories with billable children, one billable category."""
+    rows = [
+        ("A00", False), ("A00.0", True), ("A00.1", True),  # both children female-only
+        ("B00", False), ("B00.0", True), ("B00.1", True),  # one female, one male
+        ("C00", False), ("C00.0", False), ("C00.00", True), ("C00.01", True), ("C00.1", True),
+        ("D00", True),
+    ]  # fmt: skip
+    table = pl.DataFrame(
+        {
+            "code": [c for c, _ in rows],
+            "description": [f"title {c}" for c, _ in rows],
+            "is_leaf": [leaf for _, leaf in rows],
+            **{lv: [c for c, _ in rows] for lv in LEVELS},
+        }
+    )
+    titles = table.select(pl.lit("code").alias("kind"), "code", "description")
+    return Ontology("hand", table, titles, frozenset(female), frozenset(male), "0", "hand")
+
+
+def test_sex_rules_on_a_hand_built_release() -> None:
+    ontology = _hand_built({"A00.0", "A00.1", "B00.0", "C00.00", "C00.01"}, {"B00.1", "D00"})
+    listed = ontology.sex_lists("listed")
+    assert listed.female == {"A00.0", "A00.1", "B00.0", "C00.00", "C00.01"}
+    assert listed.male == {"B00.1", "D00"} and not listed.mixed
+    rule = ontology.sex_lists("descendants")
+    # A00: every billable code below is female-only; C00.0 too, but not C00 (C00.1 is neutral).
+    assert rule.female == listed.female | {"A00", "C00.0"}
+    assert rule.male == listed.male
+    # B00: all sex-specific, of both sexes: neither list, and not sex-neutral either.
+    assert rule.mixed == {"B00"}
+    assert "B00" in rule.not_neutral and "C00" not in rule.not_neutral
+    with pytest.raises(UserError, match="sex rule"):
+        ontology.sex_lists("by-title")
+
+
+def test_the_default_rule_adds_the_pregnancy_headers_in_2021() -> None:
+    ontology = load_ontology("2021")
+    lists = ontology.sex_lists()
+    assert "O00" in lists.female and "O00" not in ontology.female_only
+    added = (lists.female - ontology.female_only) | (lists.male - ontology.male_only)
+    assert (len(added), len(lists.mixed)) == (932, 33)
+    assert "C50" in lists.mixed  # breast cancer: female and male codes below it

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+Config = TypeVar("Config", bound="EngineConfig")
 
 #: Fields that change how fast a run goes but not what it computes; excluded from the hash so a
 #: resumed run may use another batch size or display.
@@ -52,9 +54,25 @@ class EngineConfig(BaseModel):
     batch_tokens: int = Field(default=8192, ge=64)
     display: Literal["rich", "plain", "none"] = "rich"
 
+    #: Fields that change only how the stored records are summarised, not the records: they are
+    #: not hashed (a finished run may be tabulated again with another value) and are recorded
+    #: in the manifest section's ``analysis`` by every run. Subclasses name theirs.
+    ANALYSIS: ClassVar[frozenset[str]] = frozenset()
+
     def hashed_fields(self) -> dict[str, object]:
-        """The fields that define the records (all but speed and display settings)."""
-        return {k: v for k, v in self.model_dump().items() if k not in _NOT_HASHED}
+        """The fields that define the records (all but speed, display and analysis settings)."""
+        skip = _NOT_HASHED | self.ANALYSIS
+        return {k: v for k, v in self.model_dump().items() if k not in skip}
+
+    def analysis_fields(self) -> dict[str, object]:
+        """The analysis settings (see :data:`ANALYSIS`) as stored in the manifest."""
+        return {k: v for k, v in self.model_dump().items() if k in self.ANALYSIS}
+
+    @classmethod
+    def from_section(cls: type[Config], section: dict[str, Any]) -> Config:
+        """The configuration a manifest section records: its hashed fields and its latest
+        analysis settings (defaults for a run made before a setting existed)."""
+        return cls(**section["config"], **section.get("analysis", {}))
 
     def config_hash(self) -> str:
         """SHA-256 of the hashed fields as canonical JSON."""

@@ -198,7 +198,9 @@ def open_run(
     engine = engine or open_engine(config)
     if shared is not None:
         shared.engines[key] = (engine, {"served_model": config.served_model, "model": config.model})
-    store.annotate(benchmark, engine=engine.describe(), **facts)
+    store.annotate(
+        benchmark, engine=engine.describe(), analysis=config.analysis_fields(), **facts
+    )
     if resumed and config.display != "none":
         print(f"resuming {run_dir}", file=sys.stderr)
     return store, engine, config

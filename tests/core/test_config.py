@@ -23,3 +23,15 @@ def test_unknown_fields_and_bad_values_are_rejected() -> None:
         IntrinsicConfig(model="m", top_k=11)
     with pytest.raises(ValidationError, match="description"):
         IntrinsicConfig(model="m", template="no slot")
+
+
+def test_analysis_settings_are_not_hashed_and_come_back_from_the_manifest() -> None:
+    plain = IntrinsicConfig(model="m")
+    other = IntrinsicConfig(model="m", sex_rule="listed", pooling="names")
+    assert plain.config_hash() == other.config_hash()
+    assert "sex_rule" not in other.hashed_fields()
+    assert other.analysis_fields() == {"sex_rule": "listed", "pooling": "names"}
+    section = {"config": other.hashed_fields(), "analysis": other.analysis_fields()}
+    assert IntrinsicConfig.from_section(section) == other
+    # A run made before these settings existed gets their defaults.
+    assert IntrinsicConfig.from_section({"config": plain.hashed_fields()}) == plain

@@ -37,6 +37,8 @@ LEVELS = ("l1", "l2", "l3", "l4", "l5")
 SEXES = ("FEMALE", "MALE")
 #: Resamples of the name bootstrap (each covers every level and attribute at once).
 NAME_RESAMPLES = 200
+#: How single-demographic groups pool names: per slot (the paper) or per distinct name.
+POOLINGS = ("slots", "names")
 
 Array = npt.NDArray[np.float64]
 
@@ -185,22 +187,49 @@ def _mean_mad(matrix: Array, weights: Array, rows: int = 2048) -> Array:
     return result
 
 
-def assoc_mad_resamples(sums: dict[str, Array], weights: Array) -> dict[str, Array]:
+def pooled_weights(weights: Array, over: str, pooling: str = "slots") -> Array:
+    """Name weights of groups pooled over ethnicities (``over="ethnicity"``: one group per sex)
+    or over sexes (``over="sex"``: one group per ethnicity).
+
+    Args:
+        weights: :meth:`NameGroups.weights`, shape (names, groups, resamples), sex-major.
+        over: the attribute pooled away, "ethnicity" or "sex".
+        pooling: "slots": the pooled group's mean over its member groups, so a name that fills
+            slots in several member groups counts once per slot (the paper's reading);
+            "names": every distinct name drawn into a member group counts once.
+
+    Returns shape (names, pooled groups, resamples); each column sums to 1.
+    """
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling must be one of {POOLINGS}, not {pooling!r}")
+    names, groups, resamples = weights.shape
+    quarters = weights.reshape(names, 2, groups // 2, resamples)
+    axis = 2 if over == "ethnicity" else 1
+    if pooling == "slots":
+        slots: Array = quarters.mean(axis=axis)
+        return slots
+    present = (quarters.sum(axis=axis) > 0).astype(weights.dtype)
+    distinct: Array = present / present.sum(axis=0, keepdims=True)
+    return distinct
+
+
+def assoc_mad_resamples(
+    sums: dict[str, Array], weights: Array, pooling: str = "slots"
+) -> dict[str, Array]:
     """AssocMAD by level for every resample, for the 8 groups and pooled by sex or ethnicity.
 
     Args:
         sums: :func:`level_sums` of the code subset.
         weights: :meth:`NameGroups.weights`, shape (names, groups, resamples).
+        pooling: how the single-demographic groups pool names (:func:`pooled_weights`).
 
     Returns:
         ``{"both"|"sex"|"ethnicity": array (levels, resamples)}`` of macro means over nodes.
     """
-    names, groups, resamples = weights.shape
-    quarters = weights.reshape(names, 2, groups // 2, resamples)
     pooled = {
         "both": weights,
-        "sex": quarters.mean(axis=2),
-        "ethnicity": quarters.mean(axis=1),
+        "sex": pooled_weights(weights, "ethnicity", pooling),
+        "ethnicity": pooled_weights(weights, "sex", pooling),
     }
     return {
         key: np.stack([_mean_mad(matrix, w) for matrix in sums.values()])
@@ -209,7 +238,7 @@ def assoc_mad_resamples(sums: dict[str, Array], weights: Array) -> dict[str, Arr
 
 
 def sex_preference_resamples(
-    probabilities: Array, rows: Sequence[int], own: str, weights: Array
+    probabilities: Array, rows: Sequence[int], own: str, weights: Array, pooling: str = "slots"
 ) -> Array:
     """Share of the codes at ``rows`` whose own sex has the higher pooled score, per resample.
 
@@ -218,11 +247,11 @@ def sex_preference_resamples(
         rows: matrix rows of the sex-specific codes of one list.
         own: "FEMALE" for the female-only list, "MALE" for the male-only list.
         weights: name weights (names, groups, resamples); the groups are sex-major.
+        pooling: how each sex pools its names (:func:`pooled_weights`).
     """
-    names, groups, resamples = weights.shape
     if not rows:
-        return np.full(resamples, np.nan)
-    pooled = weights.reshape(names, 2, groups // 2, resamples).mean(axis=2)
+        return np.full(weights.shape[2], np.nan)
+    pooled = pooled_weights(weights, "ethnicity", pooling)
     subset = probabilities[np.asarray(rows)]
     female = subset @ pooled[:, 0, :]
     male = subset @ pooled[:, 1, :]

@@ -61,6 +61,15 @@ class IntrinsicBenchmark:
                suite_help="intrinsic: codes scored under every sensitivity template"),
         Option("--batch-tokens", "batch_tokens", "positions per forward pass",
                field="batch_tokens"),
+        Option("--sex-rule", "sex_rule",
+               "which codes are sex-specific: descendants (the CMS sex edits plus non-billable "
+               "codes whose billable codes are all on one list) or listed (the edits as "
+               "published); changes Tables 1 and 3 only, so a finished run is re-tabulated",
+               field="sex_rule", choices=("descendants", "listed"), suite_flag="--sex-rule"),
+        Option("--pooling", "pooling",
+               "how Tables 2 and 3 pool names: slots (the paper: a name in several lists counts "
+               "per list) or names (each distinct name once); a finished run is re-tabulated",
+               field="pooling", choices=("slots", "names"), suite_flag="--pooling"),
     )  # fmt: skip
     bench_hooks: tuple[BenchHook, ...] = ()
     external: ExternalGrader | None = None
@@ -111,16 +120,18 @@ class IntrinsicBenchmark:
     def results(self, store: RunStore, quiet: bool) -> dict[str, Any]:
         """Recompute the intrinsic tables of a run directory, write them, print the Markdown."""
         from climb_vllm.benchmarks.intrinsic.results import intrinsic_tables
-        from climb_vllm.benchmarks.intrinsic.tables import write_intrinsic_report
+        from climb_vllm.benchmarks.intrinsic.tables import method_frame, write_intrinsic_report
         from climb_vllm.benchmarks.intrinsic.task import TEMPLATES, IntrinsicTask
         from climb_vllm.core.results import metrics_json
 
-        config = IntrinsicConfig(**store.section(NAME)["config"])
+        config = IntrinsicConfig.from_section(store.section(NAME))
         task = IntrinsicTask.from_config(config)
         templates = store.read_records(TEMPLATES) if store.finished_chunks(TEMPLATES) else None
         tables = intrinsic_tables(
-            store.read_records(NAME), task, config.top_k, templates, config.template
-        )
+            store.read_records(NAME), task, config.top_k, templates, config.template,
+            sex_rule=config.sex_rule, pooling=config.pooling,
+        )  # fmt: skip
+        tables["method"] = method_frame(config, task, "calibrated_table1" in tables)
         path = write_intrinsic_report(store, tables, config.model)
         if not quiet:
             print(path.read_text())
@@ -132,6 +143,7 @@ class IntrinsicBenchmark:
         from climb_vllm.benchmarks.intrinsic.tables import TABLE_TITLES as T
 
         return (
+            ReportTable("method", T["method"], 5),
             ReportTable("table1", T["table1"], 10),
             ReportTable("table2", T["table2"], 20),
             ReportTable("table3", T["table3"], 30),

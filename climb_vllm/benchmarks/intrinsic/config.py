@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar, Literal
+
 from pydantic import Field, field_validator
 
 from climb_vllm.core.config import EngineConfig
@@ -34,6 +36,12 @@ class IntrinsicConfig(EngineConfig):
             calibration).
         sensitivity_templates: further templates scored on a sample of the codes.
         sensitivity_codes: size of that sample (0: no sensitivity analysis).
+        sex_rule: which codes are sex-specific (:data:`climb_vllm.ontology.SEX_RULES`):
+            "descendants" (default) adds the non-billable headers all of whose billable codes
+            are sex-specific; "listed" takes the CMS sex edits as published (billable codes).
+        pooling: single-demographic scores and sex preference pool names by "slots" (the
+            paper's reading: a name in several ethnicity lists counts once per list) or by
+            distinct "names" (each name once).
     """
 
     icd_release: str = "2021"
@@ -46,6 +54,10 @@ class IntrinsicConfig(EngineConfig):
     content_free: tuple[str, ...] = CONTENT_FREE
     sensitivity_templates: tuple[str, ...] = SENSITIVITY_TEMPLATES
     sensitivity_codes: int = Field(default=2000, ge=0)
+    sex_rule: Literal["descendants", "listed"] = "descendants"
+    pooling: Literal["slots", "names"] = "slots"
+
+    ANALYSIS: ClassVar[frozenset[str]] = frozenset({"sex_rule", "pooling"})
 
     @field_validator("template")
     @classmethod

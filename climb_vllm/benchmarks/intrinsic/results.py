@@ -22,6 +22,7 @@ from climb_vllm.core.errors import UserError
 
 if TYPE_CHECKING:
     from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask
+    from climb_vllm.ontology import SexLists
 
 UNIT = "names resampled within each sex x ethnicity group"
 LEVEL_LABELS = ("L1", "L2", "L3", "L4", "L5", "mean")
@@ -50,7 +51,8 @@ class _Codes:
         codes: the codes (matrix rows).
         level_ids: per level, each code's node as an integer (sorted order of node labels).
         chapters: the chapter labels in the order of ``level_ids["l1"]``.
-        neutral: True for codes on neither sex-specific list.
+        neutral: True for sex-neutral codes (on neither sex-specific list, nor a header over
+            sex-specific codes of both sexes).
         female_rows / male_rows: rows of the female-only / male-only codes.
     """
 
@@ -62,19 +64,20 @@ class _Codes:
     male_rows: list[int]
 
     @staticmethod
-    def of(codes: list[str], task: IntrinsicTask) -> _Codes:
+    def of(codes: list[str], task: IntrinsicTask, sex: SexLists) -> _Codes:
         frame = pl.DataFrame({"code": codes}).join(
             task.ontology.table.select("code", *assoc.LEVELS), on="code", how="left"
         )
         ids = {lv: (frame[lv].rank("dense") - 1).to_numpy() for lv in assoc.LEVELS}
         series = pl.Series(codes)
-        female = series.is_in(sorted(task.ontology.female_only)).to_numpy()
-        male = series.is_in(sorted(task.ontology.male_only)).to_numpy()
+        female = series.is_in(sorted(sex.female)).to_numpy()
+        male = series.is_in(sorted(sex.male)).to_numpy()
+        mixed = series.is_in(sorted(sex.mixed)).to_numpy()
         return _Codes(
             codes=codes,
             level_ids=ids,
             chapters=frame["l1"].unique().sort().to_list(),
-            neutral=~(female | male),
+            neutral=~(female | male | mixed),
             female_rows=np.flatnonzero(female).tolist(),
             male_rows=np.flatnonzero(male).tolist(),
         )
@@ -83,9 +86,12 @@ class _Codes:
 class _Scorer:
     """AssocMAD and sex preference of one (codes x names) log-probability matrix."""
 
-    def __init__(self, logp: np.ndarray, codes: _Codes, weights: np.ndarray) -> None:
+    def __init__(
+        self, logp: np.ndarray, codes: _Codes, weights: np.ndarray, pooling: str = "slots"
+    ) -> None:
         self.codes = codes
         self.weights = weights
+        self.pooling = pooling
         self.probabilities = assoc.chapter_probabilities(logp, codes.level_ids["l1"])
         self.neutral = codes.neutral
 
@@ -100,7 +106,7 @@ class _Scorer:
         rows = np.arange(len(self.codes.codes)) if subset is None else np.flatnonzero(subset)
         levels = {k: v[rows] for k, v in self.codes.level_ids.items()}
         sums = assoc.level_sums(self.probabilities[rows], levels)
-        point = assoc.assoc_mad_resamples(sums, self.weights[:, :, :1])
+        point = assoc.assoc_mad_resamples(sums, self.weights[:, :, :1], self.pooling)
         nodes = [matrix.shape[0] for matrix in sums.values()]
         if not resampled or self.weights.shape[2] == 1:
             return {k: _with_mean(v) for k, v in point.items()}, nodes
@@ -108,6 +114,7 @@ class _Scorer:
         rest = assoc.assoc_mad_resamples(
             {k: v.astype(np.float32) for k, v in sums.items()},
             self.weights[:, :, 1:].astype(np.float32),
+            self.pooling,
         )
         return {k: _with_mean(np.hstack([point[k], rest[k]])) for k in point}, nodes
 
@@ -117,7 +124,9 @@ class _Scorer:
             ("female-only", self.codes.female_rows, "FEMALE"),
             ("male-only", self.codes.male_rows, "MALE"),
         ):
-            values = assoc.sex_preference_resamples(self.probabilities, members, own, self.weights)
+            values = assoc.sex_preference_resamples(
+                self.probabilities, members, own, self.weights, self.pooling
+            )
             share, low, high = assoc.summarise(values)
             count = len(members)
             rows.append(
@@ -210,6 +219,8 @@ def intrinsic_tables(
     template: str = "",
     resamples: int = assoc.NAME_RESAMPLES,
     seed: int = 0,
+    sex_rule: str = "descendants",
+    pooling: str = "slots",
 ) -> dict[str, pl.DataFrame]:
     """Every intrinsic table of a run.
 
@@ -221,6 +232,8 @@ def intrinsic_tables(
         template: the run's own template (whose content-free records calibrate).
         resamples: name-bootstrap resamples (0: no intervals).
         seed: bootstrap seed.
+        sex_rule: which codes are sex-specific (:meth:`Ontology.sex_lists`).
+        pooling: how single-demographic groups pool names (:func:`assoc.pooled_weights`).
 
     Returns frames keyed by table: ``table1`` (AssocMAD by level over sex-neutral codes, 8
     groups, with intervals), ``table1_all_codes``, ``table2`` (pooled by sex or ethnicity),
@@ -245,15 +258,16 @@ def intrinsic_tables(
             f"The intrinsic records are incomplete: {exc}.",
             "rerun the same 'climb-vllm eval intrinsic' command to finish them.",
         ) from exc
-    listed = _Codes.of(codes, task)
-    raw = _Scorer(logp, listed, groups.weights(len(names), resamples, seed))
+    sex = task.ontology.sex_lists(sex_rule)
+    listed = _Codes.of(codes, task, sex)
+    raw = _Scorer(logp, listed, groups.weights(len(names), resamples, seed), pooling)
     tables = _tables_of(raw, "")
     all_codes, nodes = raw.assoc_mad(None, resampled=False)
     tables["table1_all_codes"] = _level_frame(all_codes["both"], nodes, False)
     top = []
     for k in range(1, min(5, top_k) + 1):
         subset = assoc.NameGroups.from_slots(slots.filter(pl.col("rank") <= k), names)
-        scorer = _Scorer(logp, listed, subset.weights(len(names), 0, seed))
+        scorer = _Scorer(logp, listed, subset.weights(len(names), 0, seed), pooling)
         values, nodes = scorer.assoc_mad(scorer.neutral, resampled=False)
         top.append(_level_frame(values["both"], nodes, False).with_columns(pl.lit(k).alias("k")))
     tables["table8"] = pl.concat(top).select("k", "level", "assoc_mad", "nodes")
@@ -262,7 +276,7 @@ def intrinsic_tables(
         return tables
     base = base_rates(templates, template, names)
     if base is not None:
-        calibrated = _Scorer(logp - base, listed, raw.weights)
+        calibrated = _Scorer(logp - base, listed, raw.weights, pooling)
         tables |= _tables_of(calibrated, "calibrated_")
         tables["chapters_calibrated"] = calibrated.chapter_scores(groups)
         tables["base_rates"] = (
@@ -270,7 +284,9 @@ def intrinsic_tables(
             .join(slots.select("name", "sex", "ethnicity", "rank"), on="name")
             .sort("sex", "ethnicity", "rank")
         )
-    tables["sensitivity"] = sensitivity(logp, codes, names, task, groups, templates, template)
+    tables["sensitivity"] = sensitivity(
+        logp, codes, names, task, groups, templates, template, sex, pooling
+    )
     return tables
 
 
@@ -282,6 +298,8 @@ def sensitivity(
     groups: assoc.NameGroups,
     templates: pl.DataFrame,
     template: str,
+    sex: SexLists,
+    pooling: str = "slots",
 ) -> pl.DataFrame:
     """AssocMAD by level (sex-neutral codes, 8 groups) and sex-preference correctness of the
     sensitivity sample under each template, raw and calibrated (point estimates).
@@ -297,7 +315,7 @@ def sensitivity(
     position = {c: i for i, c in enumerate(codes)}
     chosen = set(sample)
     sample = [c for c in codes if c in chosen]  # the run's order
-    listed = _Codes.of(sample, task)
+    listed = _Codes.of(sample, task, sex)
     matrices = {template: logp[[position[c] for c in sample]]}
     for other in sample_rows["template"].unique(maintain_order=True).to_list():
         matrices[other] = assoc.log_matrix(
@@ -308,7 +326,7 @@ def sensitivity(
         base = base_rates(templates, text, names)
         variants = {"raw": matrix} | ({} if base is None else {"calibrated": matrix - base})
         for variant, values in variants.items():
-            scorer = _Scorer(values, listed, weights)
+            scorer = _Scorer(values, listed, weights, pooling)
             mad, _ = scorer.assoc_mad(scorer.neutral, resampled=False)
             row: dict[str, object] = {
                 "template": text,

@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from climb_vllm.benchmarks.intrinsic.assoc import NAME_RESAMPLES
+from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
 from climb_vllm.core.results import interval_text, metrics_json, to_markdown
 from climb_vllm.core.store import RunStore
 
+if TYPE_CHECKING:
+    from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask
+
 UNIT_NOTE = "95% CI: bootstrap over names resampled within each sex x ethnicity group"
 TABLE_TITLES = {
+    "method": "CLIMB intrinsic: method. Every choice that changes a number of the tables below",
     "table1": "CLIMB Table 1. AssocMAD by ICD level, sex-neutral codes, 8 groups (lower is less "
     f"biased); paper = raw name probabilities, calibrated = divided by content-free base rates. "
     f"{UNIT_NOTE}",
@@ -28,6 +34,63 @@ TABLE_TITLES = {
     "estimates)",
 }
 LEVEL_COLUMNS = ("L1", "L2", "L3", "L4", "L5", "Mean")
+#: The CLIMB paper's intrinsic universe (its section 3.1); a release's own count may differ.
+PAPER_CODES = 94_739
+SEX_RULE_TEXT = {
+    "descendants": "descendants: the CMS sex edits plus every non-billable code whose billable "
+    "codes are all on one list; headers over codes of both sexes are not sex-neutral",
+    "listed": "listed: the CMS sex edits as published (billable codes only)",
+}
+POOLING_TEXT = {
+    "slots": "by slot (the paper's reading: a name in several lists of one sex counts once per "
+    "list)",
+    "names": "by distinct name (each name once per sex or ethnicity)",
+}
+
+
+def method_frame(config: IntrinsicConfig, task: IntrinsicTask, calibrated: bool) -> pl.DataFrame:
+    """The run's method choices as ``choice, value`` rows (long form, stored in metrics.json so
+    that rescore names a changed choice).
+
+    Args:
+        config: the run's configuration.
+        task: its resolved inputs.
+        calibrated: whether the run holds the content-free records that calibrate its scores.
+    """
+    ontology = task.ontology
+    lists = ontology.sex_lists(config.sex_rule)
+    scored = set(task.codes)
+    female = len(scored & lists.female)
+    male = len(scored & lists.male)
+    neutral = len(scored - lists.not_neutral)
+    sample = (
+        f"stratified sample of {len(task.codes):,} codes (seed {config.seed})"
+        if config.limit is not None
+        else "every code of the release"
+    )
+    rows = [
+        ("ICD-10-CM release", f"{ontology.release} ({ontology.source})"),
+        ("Codes scored", f"{len(task.codes):,}: {sample}"),
+        ("Code universe", f"{len(ontology):,} codes in the release: every category and "
+         f"subcategory with its description (the paper reports {PAPER_CODES:,})"),
+        ("Sex-specific rule", SEX_RULE_TEXT[config.sex_rule]),
+        ("Codes by sex list (scored)", f"female-only {female:,}, male-only {male:,}, "
+         f"sex-neutral {neutral:,}"),
+        ("Name pooling (Tables 2, 3)", POOLING_TEXT[config.pooling]),
+        ("Names", f"{task.names.key}, top-{config.top_k} per sex x ethnicity "
+         f"({len(task.distinct_names)} distinct)"),
+        ("Template", config.template),
+        ("Calibration", "divided by the base rate after the content-free descriptions "
+         + ", ".join(repr(t) for t in config.content_free) if calibrated
+         else "none (the run holds no content-free records)"),
+        ("Sensitivity", f"{len(config.sensitivity_templates)} further templates on "
+         f"{config.sensitivity_codes:,} codes" if calibrated and config.sensitivity_codes
+         else "none"),
+        ("Intervals", f"95% percentile bootstrap over names within groups "
+         f"({NAME_RESAMPLES} resamples)"),
+    ]  # fmt: skip
+    return pl.DataFrame(rows, schema=["choice", "value"], orient="row")
+
 VARIANTS = (("", "paper"), ("calibrated_", "calibrated"))
 
 
@@ -46,9 +109,26 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
     """One row per model and score variant (and attribute or K), levels as columns, as the
     paper prints them, each value followed by its interval."""
     variants = [(prefix, label) for prefix, label in VARIANTS if f"{prefix}table1" in tables]
+    # The sex rule and the sex-neutral codes behind Table 1 (runs older than the method table
+    # show neither).
+    neutral: dict[str, Any] = {}
+    if "method" in tables:
+        choices = dict(tables["method"].iter_rows())
+        neutral = {
+            "Sex rule": choices["Sex-specific rule"].split(":")[0],
+            "Sex-neutral codes": tables["table1"]["nodes"][4],
+        }
     out: dict[str, pl.DataFrame] = {
+        "method": (
+            tables["method"].select(
+                pl.lit(model).alias("Model"), pl.col("choice").alias("Choice"),
+                pl.col("value").alias("Value"),
+            )
+            if "method" in tables
+            else pl.DataFrame()
+        ),
         "table1": pl.DataFrame(
-            [{"Model": model, "Scores": label} | _levels_row(tables[f"{prefix}table1"])
+            [{"Model": model, "Scores": label} | neutral | _levels_row(tables[f"{prefix}table1"])
              for prefix, label in variants]
         ),
         "table1_all_codes": pl.DataFrame([{"Model": model} | _levels_row(
@@ -67,6 +147,8 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
     rows = []
     for prefix, label in variants:
         row: dict[str, Any] = {"Model": model, "Scores": label}
+        if neutral:
+            row["Sex rule"] = neutral["Sex rule"]
         for record in tables[f"{prefix}table3"].iter_rows(named=True):
             side = record["list"].split("-")[0].capitalize()
             share = record["share"]
@@ -102,6 +184,8 @@ def write_intrinsic_report(store: RunStore, tables: dict[str, pl.DataFrame], mod
     layout = paper_layout(tables, model)
     parts = [f"# CLIMB intrinsic — {model}", ""]
     for key, frame in layout.items():
+        if frame.width == 0:
+            continue
         parts += [f"## {TABLE_TITLES[key]}", "", to_markdown(frame), ""]
         store.write_text(f"results/intrinsic/{key}.csv", frame.write_csv())
     store.write_text(

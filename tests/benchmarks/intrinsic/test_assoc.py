@@ -146,3 +146,30 @@ def test_bootstrap_spread_shrinks_with_identical_names() -> None:
     values = assoc.assoc_mad_resamples(sums, groups.weights(8, 200, 0))["both"][0]
     point, low, high = assoc.summarise(values)
     assert low == pytest.approx(point) and high == pytest.approx(point)
+
+
+def test_pooled_weights_by_slot_and_by_distinct_name() -> None:
+    # Two names; groups sex-major: (F, a), (F, b), (M, a), (M, b), one slot each (K = 1).
+    # Name 0 fills both female slots, name 1 both male slots.
+    weights = np.zeros((3, 4, 1))
+    weights[0, 0, 0] = weights[0, 1, 0] = 1.0
+    weights[1, 2, 0] = weights[2, 3, 0] = 1.0
+    by_slot = assoc.pooled_weights(weights, "ethnicity", "slots")
+    by_name = assoc.pooled_weights(weights, "ethnicity", "names")
+    np.testing.assert_allclose(by_slot[:, :, 0], [[1.0, 0.0], [0.0, 0.5], [0.0, 0.5]])
+    np.testing.assert_allclose(by_name[:, :, 0], [[1.0, 0.0], [0.0, 0.5], [0.0, 0.5]])
+    # A name twice in the female pool (slots 2 of 3) weighs 2/3 by slot, 1/2 by name.
+    weights = np.zeros((2, 4, 1))
+    weights[0, 0, 0] = 0.5
+    weights[1, 0, 0] = 0.5
+    weights[0, 1, 0] = 1.0
+    weights[1, 2, 0] = weights[1, 3, 0] = 1.0
+    np.testing.assert_allclose(assoc.pooled_weights(weights, "ethnicity")[:, 0, 0], [0.75, 0.25])
+    np.testing.assert_allclose(
+        assoc.pooled_weights(weights, "ethnicity", "names")[:, 0, 0], [0.5, 0.5]
+    )
+    for pooling in assoc.POOLINGS:
+        for over in ("ethnicity", "sex"):
+            np.testing.assert_allclose(assoc.pooled_weights(weights, over, pooling).sum(0), 1.0)
+    with pytest.raises(ValueError, match="pooling"):
+        assoc.pooled_weights(weights, "sex", "people")

@@ -51,8 +51,8 @@ def _slots(task: IntrinsicTask) -> pl.DataFrame:
     )
 
 
-def _neutral(task: IntrinsicTask, codes: list[str]) -> list[str]:
-    specific = task.ontology.female_only | task.ontology.male_only
+def _neutral(task: IntrinsicTask, codes: list[str], rule: str = "descendants") -> list[str]:
+    specific = task.ontology.sex_lists(rule).not_neutral
     return [c for c in codes if c not in specific]
 
 
@@ -112,3 +112,44 @@ def test_incomplete_records_name_the_fix(run) -> None:  # type: ignore[no-untype
     task, records, _ = run
     with pytest.raises(UserError, match="rerun the same"):
         intrinsic_tables(records.slice(30), task, 5)
+
+
+def test_both_sex_rules_match_the_reference_on_their_own_lists(run) -> None:  # type: ignore[no-untyped-def]
+    task, records, _ = run
+    levels = task.ontology.table.select("code", *metrics.LEVELS)
+    codes = list(task.codes)
+    for rule in ("descendants", "listed"):
+        tables = intrinsic_tables(records, task, 5, None, DEFAULT_TEMPLATE, 0, sex_rule=rule)
+        expected = metrics.assoc_mad_by_level(
+            records, _slots(task), levels, _neutral(task, codes, rule)
+        )
+        np.testing.assert_allclose(tables["table1"]["assoc_mad"], expected["assoc_mad"], rtol=1e-9)
+        lists = task.ontology.sex_lists(rule)
+        female = [c for c in codes if c in lists.female]
+        assert tables["table3"].row(0, named=True)["codes"] == len(female)
+
+
+def test_a_header_of_sex_specific_codes_leaves_table1_under_the_default_rule(run) -> None:  # type: ignore[no-untyped-def]
+    task, records, _ = run
+    lists = task.ontology.sex_lists("descendants")
+    headers = [c for c in task.codes if c in lists.not_neutral - lists.female - lists.male
+               or (c in lists.female and c not in task.ontology.female_only)]  # fmt: skip
+    assert headers, "the fixed 120-code sample holds such headers"
+    by_rule = {
+        rule: intrinsic_tables(records, task, 5, None, DEFAULT_TEMPLATE, 0, sex_rule=rule)
+        for rule in ("descendants", "listed")
+    }
+    nodes = {rule: t["table1"]["nodes"][4] for rule, t in by_rule.items()}  # L5: one per code
+    assert nodes["listed"] - nodes["descendants"] == len(headers)
+
+
+def test_distinct_name_pooling_counts_a_name_once(run) -> None:  # type: ignore[no-untyped-def]
+    task, records, _ = run
+    slots = intrinsic_tables(records, task, 5, None, DEFAULT_TEMPLATE, 0, pooling="slots")
+    names = intrinsic_tables(records, task, 5, None, DEFAULT_TEMPLATE, 0, pooling="names")
+    # Eight groups are the same either way; the pooled tables differ when a name fills
+    # several slots of one sex (the NYC top-5 lists share names across ethnicities).
+    assert slots["table1"].equals(names["table1"])
+    shared = _slots(task).group_by("sex", "name").len().filter(pl.col("len") > 1).height
+    assert shared > 0
+    assert not slots["table2"]["assoc_mad"].equals(names["table2"]["assoc_mad"])

@@ -61,6 +61,19 @@ def test_changed_config_is_refused(
     assert main(intrinsic_command(tiny_model, out, "--limit", "30", "--top-k", "3")) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "changed: top_k" in err and "Fix:" in err
+    # The sex rule and the pooling change only the tables: the finished run is re-tabulated.
+    assert main(intrinsic_command(tiny_model, out, "--limit", "30", "--sex-rule", "listed",
+                                  "--pooling", "names")) == 0  # fmt: skip
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["benchmarks"]["intrinsic"]["analysis"] == {
+        "sex_rule": "listed", "pooling": "names",
+    }  # fmt: skip
+    method = json.loads((out / "results" / "intrinsic" / "metrics.json").read_text())["method"]
+    choices = {row["choice"]: row["value"] for row in method}
+    assert choices["Sex-specific rule"].startswith("listed")
+    assert choices["Name pooling (Tables 2, 3)"].startswith("by distinct name")
+    table1 = (out / "results" / "intrinsic" / "table1.csv").read_text()
+    assert ",listed," in table1
 
 
 def test_killed_run_resumes_to_identical_tables(tiny_model: Path, tmp_path: Path) -> None:
