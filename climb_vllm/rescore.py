@@ -20,25 +20,31 @@ from climb_vllm.core.store import RunStore
 RELATIVE_NOISE = 1e-6
 
 
+#: Results are rewritten inside the run directory, so a read-only one is copied first.
+READ_ONLY_FIX = (
+    "copy the run directory to a writable place (cp -r RUN_DIR COPY) and pass the copy."
+)
+
+
 def require_run_dir(run_dir: Path) -> None:
     """Raise a UserError unless ``run_dir`` holds a manifest."""
     if not (run_dir / "manifest.json").is_file():
         raise UserError(
             f"{run_dir} is not a run directory (no manifest.json).",
-            "pass the folder that 'climb-vllm eval' wrote, e.g. outputs/<model>/main.",
+            "pass the folder that 'climb-vllm eval' wrote, e.g. outputs/runs/<model>/main.",
         )
 
 
 def run_benchmarks(run_dir: Path) -> list[str]:
     """The registered benchmarks a run directory's manifest holds, in suite order."""
     require_run_dir(run_dir)
-    present = RunStore(run_dir).manifest().get("benchmarks", {})
+    present = RunStore(run_dir, READ_ONLY_FIX).manifest().get("benchmarks", {})
     return [name for name in REGISTRY if name in present]
 
 
 def benchmark_results(run_dir: Path, benchmark: str, quiet: bool) -> dict[str, Any]:
     """Recompute and write one benchmark's results; returns its metrics."""
-    return get(benchmark).results(RunStore(run_dir), quiet=quiet)
+    return get(benchmark).results(RunStore(run_dir, READ_ONLY_FIX), quiet=quiet)
 
 
 def rescore(run_dir: Path) -> dict[str, list[str]]:
@@ -51,10 +57,16 @@ def rescore(run_dir: Path) -> dict[str, list[str]]:
             f"{run_dir} holds no benchmark run.", "run 'climb-vllm eval ...' into it first."
         )
     changed: dict[str, list[str]] = {}
+    unfinished: dict[str, str] = {}
     for benchmark in benchmarks:
         old_path = run_dir / "results" / benchmark / "metrics.json"
         old = json.loads(old_path.read_text()) if old_path.exists() else {}
-        new = benchmark_results(run_dir, benchmark, quiet=True)
+        try:
+            new = benchmark_results(run_dir, benchmark, quiet=True)
+        except UserError as exc:  # not finished: the others are rescored all the same
+            unfinished[benchmark] = str(exc)
+            print(f"{benchmark}: not finished, left out: {exc}")
+            continue
         changes = diff_metrics(old, new, relative=RELATIVE_NOISE)
         changed[benchmark] = changes
         if not old:
@@ -64,4 +76,9 @@ def rescore(run_dir: Path) -> dict[str, list[str]]:
             print("\n".join(changes))
         else:
             print(f"{benchmark}: no metric changed")
+    if len(unfinished) == len(benchmarks):
+        raise UserError(
+            f"{run_dir} holds no finished benchmark ({next(iter(unfinished.values()))}).",
+            "finish a benchmark first: rerun the 'climb-vllm eval' command that made it.",
+        )
     return changed

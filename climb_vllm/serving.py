@@ -32,7 +32,14 @@ from climb_vllm.server_config import (
     server_dir,
 )
 
-STATE = Path("outputs") / "serve" / "endpoints.json"
+#: The endpoints file ``serve`` writes and ``eval --engine http`` reads; the environment
+#: variable ``CLIMB_VLLM_SERVE_STATE`` names another (tests run servers of their own).
+STATE_VARIABLE = "CLIMB_VLLM_SERVE_STATE"
+
+
+def state_file() -> Path:
+    """The endpoints file: ``$CLIMB_VLLM_SERVE_STATE`` or ``outputs/serve/endpoints.json``."""
+    return Path(os.environ.get(STATE_VARIABLE) or Path("outputs") / "serve" / "endpoints.json")
 
 
 @dataclass(frozen=True)
@@ -172,7 +179,7 @@ def serve(
     cpu: bool = False,
     extra: list[str] | None = None,
     timeout: float = 900.0,
-    state: Path = STATE,
+    state: Path | None = None,
     folder: Path | None = None,
 ) -> list[str]:
     """Start the servers, wait until each answers, write the endpoints file. Returns URLs.
@@ -190,6 +197,7 @@ def serve(
         state: the endpoints file.
         folder: the serving configuration folder (default: :func:`server_dir`).
     """
+    state = state or state_file()
     python = python or sys.executable
     check_vllm(python)
     if state.exists():
@@ -215,9 +223,12 @@ def serve(
                     argv, stdout=handle, stderr=subprocess.STDOUT, env=env, start_new_session=True
                 )
             url = f"http://{host}:{spec.port}"
+            # vLLM's CPU build crashes on a per-request seed whose prompt is prefilled in
+            # chunks ("CPU Generator does not use offset"), so clients must not send seeds.
             started.append(
                 {"url": url, "pid": process.pid, "model": spec.model,
-                 "served_model": spec.served_name, "gpus": spec.gpus, "log": str(log)}
+                 "served_model": spec.served_name, "gpus": spec.gpus, "log": str(log),
+                 "per_request_seeds": not cpu}
             )  # fmt: skip
             _write_state(state, started)
             wait_ready(url, process, timeout, log)
@@ -233,8 +244,9 @@ def _write_state(state: Path, servers: list[dict[str, object]]) -> None:
     tmp.replace(state)
 
 
-def read_endpoints(state: Path = STATE) -> tuple[str, ...]:
+def read_endpoints(state: Path | None = None) -> tuple[str, ...]:
     """Endpoint URLs written by :func:`serve`; UserError when there are none."""
+    state = state or state_file()
     if not state.is_file():
         raise UserError(
             "No endpoint given and no servers started.",
@@ -244,18 +256,76 @@ def read_endpoints(state: Path = STATE) -> tuple[str, ...]:
     return tuple(str(s["url"]) for s in servers)
 
 
-def stop(state: Path = STATE, grace: float = 20.0) -> int:
-    """Stop every server in the endpoints file (TERM, then KILL); returns how many."""
+def own_server(url: str, state: Path | None = None) -> dict[str, object] | None:
+    """The entry of the endpoints file for ``url`` when ``serve`` started that server."""
+    state = state or state_file()
     if not state.is_file():
-        return 0
-    servers = json.loads(state.read_text())["servers"]
+        return None
+    try:
+        servers = json.loads(state.read_text())["servers"]
+    except (OSError, ValueError, KeyError):
+        return None
+    wanted = url.rstrip("/")
     for server in servers:
+        if str(server.get("url", "")).rstrip("/") == wanted:
+            return dict(server)
+    return None
+
+
+def takes_seeds(url: str, state: Path | None = None) -> bool:
+    """Whether per-request sampling seeds are safe at ``url``: False for a CPU server that
+    ``serve`` started, True for any other (vLLM on GPUs and OpenAI-compatible servers take them)."""
+    state = state or state_file()
+    server = own_server(url, state)
+    return bool(server.get("per_request_seeds", True)) if server else True
+
+
+def death_report(url: str, state: Path | None = None, lines: int = 3) -> UserError | None:
+    """A "the server died" error for ``url`` when ``serve`` started it and its process is gone,
+    with the last lines of its log; None otherwise (not ours, or still running)."""
+    state = state or state_file()
+    server = own_server(url, state)
+    if server is None or _alive(int(str(server["pid"]))):
+        return None
+    log = Path(str(server["log"]))
+    try:
+        tail = [line.strip() for line in log.read_text(errors="replace").splitlines()]
+    except OSError:
+        tail = []
+    errors = [line for line in tail if "Error" in line or "error" in line]
+    last = " | ".join((errors or tail)[-lines:]) or "(empty log)"
+    fix = f"restart it with make serve (see {log}) and rerun the same command to resume"
+    if "does not use offset" in last or any("does not use offset" in t for t in tail):
+        fix = (
+            "this vLLM build cannot take per-request sampling seeds: restart it with make serve "
+            "and rerun the same command with --seeds off (unseeded sampling, recorded per record)"
+        )
+    return UserError(f"The vLLM server at {url} (pid {server['pid']}) died: {last}", fix + ".")
+
+
+def stop(state: Path | None = None, grace: float = 20.0) -> list[str]:
+    """Stop every server in the endpoints file (TERM, then KILL).
+
+    Returns one line per server: stopped, or had already exited (with its log's path).
+    """
+    state = state or state_file()
+    if not state.is_file():
+        return []
+    servers = json.loads(state.read_text())["servers"]
+    lines = []
+    running = []
+    for server in servers:
+        pid = int(server["pid"])
+        if not _alive(pid):
+            lines.append(f"{server['url']} had already exited (its log: {server.get('log')})")
+            continue
+        running.append(server)
         try:
-            os.killpg(int(server["pid"]), signal.SIGTERM)
+            os.killpg(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
     deadline = time.monotonic() + grace
-    for server in servers:
+    for server in running:
         pid = int(server["pid"])
         while time.monotonic() < deadline and _alive(pid):
             time.sleep(0.2)
@@ -264,11 +334,19 @@ def stop(state: Path = STATE, grace: float = 20.0) -> int:
                 os.killpg(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        lines.append(f"{server['url']} stopped")
     state.unlink(missing_ok=True)
-    return len(servers)
+    return lines
 
 
 def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped by its parent, does not)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        if fields and fields[0] == "Z":
+            return False
+    except (OSError, IndexError):
+        pass
     try:
         waited, _ = os.waitpid(pid, os.WNOHANG)
         if waited == pid:

@@ -10,14 +10,32 @@ the benchmarks share an :class:`~climb_vllm.core.run.EngineCache`.
 
 from __future__ import annotations
 
+import sys
+import traceback
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from climb_vllm.benchmarks.base import Benchmark
 from climb_vllm.core.config import EngineConfig
+from climb_vllm.core.errors import UserError
 from climb_vllm.core.run import EngineCache, EngineOptions, RunContext, engine_settings
+
+
+@dataclass(frozen=True)
+class SuiteOutcome:
+    """What a suite left behind.
+
+    Attributes:
+        run_dir: the run directory (None when no benchmark got as far as opening it).
+        report: the report's path (None: not written).
+        failed: per failed benchmark, its one-line error.
+    """
+
+    run_dir: Path | None
+    report: Path | None
+    failed: dict[str, str]
 
 
 def run_suite(
@@ -26,8 +44,9 @@ def run_suite(
     engine: EngineOptions,
     context: RunContext,
     report: bool = True,
-) -> Path:
-    """Run ``benchmarks`` in order into one run directory.
+) -> SuiteOutcome:
+    """Run ``benchmarks`` in order into one run directory; a benchmark that fails is recorded
+    and the others still run, then the report shows what exists.
 
     Args:
         benchmarks: the benchmarks, in suite order.
@@ -35,23 +54,32 @@ def run_suite(
         engine: the engine options every benchmark shares.
         context: the run folder; the suite adds the shared engines and keeps tables quiet.
         report: write the HTML report at the end.
-
-    Returns:
-        The report's path, or the run directory when ``report`` is False.
     """
     from climb_vllm.core.progress import Board
+    from climb_vllm.core.store import RunStore
 
     shared = replace(context, quiet=True, engines=context.engines or EngineCache())
     settings = engine_settings(engine)
-    run_dir: Path | None = None
+    run_dir: Path | None = context.out
+    failed: dict[str, str] = {}
     display = settings.get("display", EngineConfig.model_fields["display"].default)
     with Board([b.name for b in benchmarks], display):
         for benchmark in benchmarks:
-            config = benchmark.configure(settings, values.get(benchmark.name, {}))
-            run_dir = benchmark.run(config, shared)
-    assert run_dir is not None
-    if not report:
-        return run_dir
-    from climb_vllm.report.html import write_report
+            try:
+                config = benchmark.configure(settings, values.get(benchmark.name, {}))
+                run_dir = benchmark.run(config, shared)
+            except UserError as exc:
+                failed[benchmark.name] = str(exc)
+            except Exception as exc:  # a defect in one benchmark must not cost the others
+                traceback.print_exc()
+                failed[benchmark.name] = f"{type(exc).__name__}: {exc}"
+            if benchmark.name in failed:
+                print(f"{benchmark.name} failed: {failed[benchmark.name]}", file=sys.stderr)
+    if run_dir is not None and (run_dir / "manifest.json").is_file():
+        RunStore(run_dir).record_failures({b.name for b in benchmarks}, failed)
+    written: Path | None = None
+    if report and run_dir is not None and len(failed) < len(benchmarks):
+        from climb_vllm.report.html import write_report
 
-    return write_report([run_dir], run_dir / "report")
+        written = write_report([run_dir], run_dir / "report")
+    return SuiteOutcome(run_dir, written, failed)

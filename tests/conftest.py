@@ -3,13 +3,14 @@ real embedding model and index, and a finished small suite run. Helpers are in t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from climb_vllm.demo_model import build_demo_model
-from climb_vllm.serving import serve, stop
+from climb_vllm.serving import STATE_VARIABLE, serve, stop
 from tests.helpers import MAPPING_CODES, free_port, suite_command, vllm_python
 
 
@@ -33,10 +34,17 @@ def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     state = tmp_path_factory.mktemp("serve") / "endpoints.json"
     tiny = tiny_model.parent / "tiny"
     urls = serve([str(tiny)], port=free_port(), python=python, cpu=True, state=state, timeout=600)
+    # Engines (here and in subprocesses) find what serve recorded of it, as for make serve.
+    saved = os.environ.get(STATE_VARIABLE)
+    os.environ[STATE_VARIABLE] = str(state)
     try:
         yield urls[0]
     finally:
         stop(state)
+        if saved is None:
+            os.environ.pop(STATE_VARIABLE, None)
+        else:
+            os.environ[STATE_VARIABLE] = saved
 
 
 @pytest.fixture(scope="session")

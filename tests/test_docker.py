@@ -75,3 +75,19 @@ def test_compose_flags_exist_in_vllms_own_cli() -> None:
     assert shown.returncode == 0, shown.stderr[-1000:]
     missing = [f for f in flags if f not in shown.stdout]
     assert not missing
+
+
+def test_the_evaluator_runs_the_suite_on_a_pinned_tested_vllm() -> None:
+    compose = _compose()
+    command = compose["services"]["evaluator"]["command"]
+    assert command[:2] == ["eval", "all"]
+    shown = subprocess.run(
+        [vllm_python(), "-c", "import vllm; print(vllm.__version__)"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr[-1000:]
+    tested = shown.stdout.strip().split("+")[0]
+    images = {s["image"] for s in _servers(compose).values()}
+    assert images == {f"vllm/vllm-openai:v{tested}"}
+    dockerfile = (COMPOSE.parent / "Dockerfile").read_text()
+    assert f"ARG BASE=vllm/vllm-openai:v{tested}" in dockerfile

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 
-from climb_vllm.serving import serve, stop
+from climb_vllm.serving import STATE_VARIABLE, serve, stop
 from tests.helpers import free_port, vllm_python
 
 ARGS = ["--limit", "400", "--chunk-size", "10", "--display", "none", "--prompts-per-request", "16"]
@@ -131,3 +132,100 @@ def test_launch_flags_exist_in_vllms_own_cli() -> None:
     )  # fmt: skip
     missing = [a for a in argv if a.startswith("--") and a not in shown.stdout]
     assert not missing
+
+
+def test_a_server_killed_mid_suite_is_named_and_the_suite_resumes(
+    tiny_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server dies during the suite: every benchmark that needs it fails with "the server
+    died" and its log, the process exits 2; a restarted server finishes the same run."""
+    import json
+
+    out = tmp_path / "run"
+
+    def suite(url: str) -> list[str]:
+        return [sys.executable, "-m", "climb_vllm", "eval", "all", "--endpoint", url,
+                "--tokenizer", str(tiny_model), "--limit", "2", "--limit-intrinsic", "60",
+                "--sensitivity-codes", "0", "--index-limit", "300", "--max-tokens", "8",
+                "--out", str(out), "--display", "none"]  # fmt: skip
+
+    first = tmp_path / "first.json"
+    monkeypatch.setenv(STATE_VARIABLE, str(first))
+    url = serve(
+        [str(tiny_model)], port=free_port(), python=vllm_python(), cpu=True, state=first
+    )[0]
+    pid = int(json.loads(first.read_text())["servers"][0]["pid"])
+    process = subprocess.Popen(suite(url), stderr=subprocess.PIPE, text=True)
+    _wait_for_chunks(out, 1, process)
+    # The server dies once intrinsic is stored; its entry stays in the endpoints file. Reaped
+    # here, as init reaps a server that make serve started.
+    os.killpg(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    _, err = process.communicate(timeout=600)
+    assert process.returncode == 2, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error:") and "benchmarks failed" in last and "died" in last
+    assert "Fix:" in last
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "extrinsic" in manifest["failed"] and "died" in manifest["failed"]["extrinsic"]
+    stop(first, grace=0)
+
+    second = tmp_path / "second.json"
+    monkeypatch.setenv(STATE_VARIABLE, str(second))
+    url = serve(
+        [str(tiny_model)], port=free_port(), python=vllm_python(), cpu=True, state=second
+    )[0]
+    try:
+        done = subprocess.run(suite(url), capture_output=True, text=True, timeout=900)
+    finally:
+        stop(second)
+    assert done.returncode == 0, done.stderr[-2000:]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "failed" not in manifest and len(manifest["benchmarks"]) == 4
+    records = _records(out)
+    assert records.select("code", "name").is_duplicated().sum() == 0
+    assert records["code"].n_unique() == 60
+    assert (out / "report" / "report.html").is_file()
+
+
+def _entry(url: str, pid: int, log: Path) -> dict[str, object]:
+    return {"url": url, "pid": pid, "model": "m", "served_model": "m", "gpus": "",
+            "log": str(log), "per_request_seeds": False}  # fmt: skip
+
+
+def test_stop_tells_a_dead_server_from_a_stopped_one(tmp_path: Path) -> None:
+    import json
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    alive = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    state = tmp_path / "endpoints.json"
+    log = tmp_path / "server.log"
+    servers = [_entry("http://127.0.0.1:1", dead.pid, log),
+               _entry("http://127.0.0.1:2", alive.pid, log)]  # fmt: skip
+    state.write_text(json.dumps({"servers": servers}))
+    lines = stop(state, grace=5)
+    alive.wait(timeout=10)
+    assert lines == [f"http://127.0.0.1:1 had already exited (its log: {log})",
+                     "http://127.0.0.1:2 stopped"]  # fmt: skip
+    assert not state.exists() and stop(state) == []
+
+
+def test_a_dead_server_of_ours_is_reported_with_its_log(tmp_path: Path) -> None:
+    import json
+
+    from climb_vllm.serving import death_report, takes_seeds
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    log = tmp_path / "server.log"
+    log.write_text("INFO ready\nERROR RuntimeError: CPU Generator does not use offset\nbye\n")
+    state = tmp_path / "endpoints.json"
+    state.write_text(json.dumps({"servers": [_entry("http://127.0.0.1:9", dead.pid, log)]}))
+    error = death_report("http://127.0.0.1:9/", state)
+    assert error is not None
+    assert "died" in error.message and "CPU Generator does not use offset" in error.message
+    assert "--seeds off" in error.fix
+    assert death_report("http://127.0.0.1:10", state) is None  # not ours
+    assert takes_seeds("http://127.0.0.1:9", state) is False
+    assert takes_seeds("http://example.invalid:8000", state) is True

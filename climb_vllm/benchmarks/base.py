@@ -39,9 +39,10 @@ class Option:
         repeat: may be given several times (its value is a list).
         choices: the allowed values.
         metavar: the value's name in ``--help``.
-        suite_flag: the option's flag in ``eval all`` (None: not offered there). Benchmarks
-            that declare the same suite flag share one option (e.g. ``--seed``).
-        suite_help: its help in ``eval all`` (None: ``help``).
+        suite_flags: the option's flags in ``eval all``, the most specific first (empty: not
+            offered there); the first one given is used. Benchmarks that declare the same flag
+            share one option (``--seed``; ``--limit`` beside ``--limit-<benchmark>``).
+        suite_help: the help of its first suite flag (None: ``help``).
     """
 
     flag: str
@@ -52,7 +53,7 @@ class Option:
     repeat: bool = False
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
-    suite_flag: str | None = None
+    suite_flags: tuple[str, ...] = ()
     suite_help: str | None = None
 
 

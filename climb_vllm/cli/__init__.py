@@ -21,8 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.verb == "eval" and args.benchmark == "all":
-            written = commands.eval_all(args)
-            print(f"{'run' if args.no_report else 'report'} written to {written}")
+            commands.eval_all(args)
         elif args.verb == "eval":
             commands.eval_one(args)
         elif args.verb == "grade":
@@ -38,7 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.verb == "stop":
             from climb_vllm.serving import stop
 
-            print(f"stopped {stop()} server(s)")
+            lines = stop()
+            print("\n".join(lines) if lines else "no server to stop (none was started)")
         elif args.verb == "demo-model":
             print(f"tiny model written to {commands.demo_model(args)}")
         elif args.verb == "icd-export":

@@ -28,6 +28,7 @@ def engine_options(args: argparse.Namespace) -> EngineOptions:
         device=args.device,
         dtype=args.dtype,
         display=args.display,
+        seeds=args.seeds,
     )
 
 
@@ -52,24 +53,47 @@ def eval_one(args: argparse.Namespace) -> Path:
 def suite_values(args: argparse.Namespace, benchmarks: list[Benchmark]) -> dict[str, Any]:
     """Per benchmark, the values of its options that ``eval all`` was given."""
     given = {flag: getattr(args, SUITE_DEST + flag) for flag in suite_options()}
+
+    def first(flags: tuple[str, ...]) -> Any:
+        return next((given[f] for f in flags if given[f] is not None), None)
+
     return {
-        b.name: _given({o.dest: given[o.suite_flag] for o in b.options if o.suite_flag})
+        b.name: _given({o.dest: first(o.suite_flags) for o in b.options if o.suite_flags})
         for b in benchmarks
     }
 
 
 def eval_all(args: argparse.Namespace) -> Path:
-    """``eval all``; returns the report's path (the run directory with ``--no-report``)."""
+    """``eval all``; returns the report's path (the run directory with ``--no-report``).
+
+    Raises:
+        UserError: one or more benchmarks failed (after the others ran and the report of what
+            exists was written), naming each and why.
+    """
     from climb_vllm.suite import run_suite
 
     benchmarks = selected(args.benchmarks)
-    return run_suite(
+    outcome = run_suite(
         benchmarks,
         suite_values(args, benchmarks),
         engine_options(args),
         run_context(args),
         report=not args.no_report,
     )
+    if outcome.report is not None:
+        print(f"report written to {outcome.report}")
+    elif outcome.run_dir is not None and not outcome.failed:
+        print(f"run written to {outcome.run_dir}")
+    if outcome.failed:
+        names = ", ".join(outcome.failed)
+        first = next(iter(outcome.failed.values()))
+        raise UserError(
+            f"{len(outcome.failed)} of {len(benchmarks)} benchmarks failed ({names}); the first: "
+            f"{first}",
+            "fix the cause and rerun the same command: finished benchmarks and chunks are kept.",
+        )
+    assert outcome.run_dir is not None
+    return outcome.report or outcome.run_dir
 
 
 def _external(name: str) -> ExternalGrader:

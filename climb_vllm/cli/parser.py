@@ -79,14 +79,22 @@ def add_engine_args(parser: argparse.ArgumentParser) -> None:
         "--dtype", default=engine_defaults.dtype,
         help=f"auto, float32, bfloat16 or float16 (default: {engine_defaults.dtype})",
     )  # fmt: skip
-    parser.add_argument("--out", type=Path, help="run directory (default outputs/<model>/<run-id>)")
+    parser.add_argument(
+        "--out", type=Path, help="run directory (default outputs/runs/<model>/<run-id>)"
+    )
     parser.add_argument(
         "--run-id", default=context_defaults.run_id,
-        help=f"run name under outputs/<model>/ (default: {context_defaults.run_id})",
+        help=f"run name under outputs/runs/<model>/ (default: {context_defaults.run_id})",
     )  # fmt: skip
     parser.add_argument(
         "--display", choices=["rich", "plain", "none"], help="progress display" + default("display")
     )
+    parser.add_argument(
+        "--seeds", choices=["auto", "on", "off"],
+        help="per-request sampling seeds (http engine): auto sends them except to CPU servers "
+        "that 'make serve' started (vLLM's CPU build crashes on them); off samples unseeded, "
+        "which each record notes with a null seed" + default("seeds"),
+    )  # fmt: skip
 
 
 def add_benchmark_parser(sub: Any, benchmark: Benchmark) -> None:
@@ -98,13 +106,33 @@ def add_benchmark_parser(sub: Any, benchmark: Benchmark) -> None:
         _add_option(parser, option, option.flag, option.dest, text)
 
 
+#: Help of the suite flags that several benchmarks share under one name, where each benchmark
+#: reads them its own way.
+SHARED_HELP = {
+    "--limit": "every benchmark's --limit where its own --limit-<benchmark> is not given "
+    "(intrinsic: a stratified sample of N codes; extrinsic: the first N cases; BiasMD, "
+    "DiseaseMatcher: a sample of N items spread over the categories)",
+    "--max-tokens": "new tokens per answer of every generation benchmark (extrinsic: unless "
+    "--extrinsic-max-tokens; default: each benchmark's own)",
+    "--temperature": "sampling temperature of every generation benchmark (default: each "
+    "benchmark's own: BiasMD and DiseaseMatcher 0.8, extrinsic the model's settings)",
+    "--top-p": "nucleus mass of every generation benchmark (default: each benchmark's own)",
+    "--greedy": "greedy decoding (temperature 0) for every generation benchmark",
+    "--samples": "completions per item of every generation benchmark (default: 1)",
+    "--icd-release": "ICD-10-CM release of intrinsic and extrinsic (default: 2021)",
+}
+
+
 def suite_options() -> dict[str, tuple[Option, Benchmark]]:
-    """Each suite flag with the first option (and its benchmark) that declares it."""
+    """Each suite flag with the option (and its benchmark) whose help and default it shows: the
+    first that names it as its own (first) flag, else the first that names it at all."""
     flags: dict[str, tuple[Option, Benchmark]] = {}
-    for benchmark in REGISTRY.values():
-        for option in benchmark.options:
-            if option.suite_flag and option.suite_flag not in flags:
-                flags[option.suite_flag] = (option, benchmark)
+    for rank in (0, 1):
+        for benchmark in REGISTRY.values():
+            for option in benchmark.options:
+                own = option.suite_flags[:1] if rank == 0 else option.suite_flags
+                for flag in own:
+                    flags.setdefault(flag, (option, benchmark))
     return flags
 
 
@@ -121,9 +149,12 @@ def add_suite_parser(sub: Any) -> None:
         help=f"comma-separated subset of {','.join(REGISTRY)} (default: all, in that order)",
     )  # fmt: skip
     for flag, (option, benchmark) in suite_options().items():
-        text = (option.suite_help or option.help) + _default_note(
-            benchmark.config_type, option.field
-        )
+        if flag in SHARED_HELP:
+            text = SHARED_HELP[flag]
+        else:
+            text = (option.suite_help or option.help) + _default_note(
+                benchmark.config_type, option.field
+            )
         _add_option(parser, option, flag, SUITE_DEST + flag, text)
     parser.add_argument("--no-report", action="store_true", help="skip the HTML report")
 

@@ -14,7 +14,7 @@ Config = TypeVar("Config", bound="EngineConfig")
 #: Fields that change how fast a run goes but not what it computes; excluded from the hash so a
 #: resumed run may use another batch size or display.
 _NOT_HASHED = frozenset(
-    {"batch_tokens", "display", "endpoints", "concurrency", "rate", "prompts_per_request"}
+    {"batch_tokens", "display", "endpoints", "concurrency", "rate", "prompts_per_request", "seeds"}
 )
 
 
@@ -35,6 +35,9 @@ class EngineConfig(BaseModel):
         concurrency / rate / prompts_per_request: http client settings (not hashed).
         batch_tokens: positions per forward pass of the local engine (not hashed).
         display: progress display (not hashed).
+        seeds: per-request sampling seeds of the http engine: "auto" (on, except for CPU
+            servers that ``serve`` started), "on" or "off". Not hashed: every record stores the
+            seed it was sampled with, or null when it was sampled unseeded.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -53,6 +56,7 @@ class EngineConfig(BaseModel):
     prompts_per_request: int = Field(default=256, ge=1, le=1024)
     batch_tokens: int = Field(default=8192, ge=64)
     display: Literal["rich", "plain", "none"] = "rich"
+    seeds: Literal["auto", "on", "off"] = "auto"
 
     #: Fields that change only how the stored records are summarised, not the records: they are
     #: not hashed (a finished run may be tabulated again with another value) and are recorded

@@ -89,7 +89,8 @@ def records_frame(
         for k, text in enumerate(generation.texts):
             rows["id"].append(item_id)
             rows["sample"].append(k)
-            rows["seed"].append(request.seed)
+            # A null seed: the engine sampled unseeded (its server takes no per-request seeds).
+            rows["seed"].append(request.seed if generation.seeded else None)
             rows["response"].append(text)
             rows["finish_reason"].append(generation.finish_reasons[k])
             rows["completion_tokens"].append(generation.completion_tokens[k])

@@ -44,6 +44,7 @@ class EngineOptions:
         device: "auto", "cpu" or "cuda" (local engine; auto: cuda when available).
         dtype: "auto", "float32", "bfloat16" or "float16" (local engine).
         display: progress display, "rich", "plain" or "none".
+        seeds: per-request sampling seeds of the http engine, "auto", "on" or "off".
     """
 
     model: str | None = None
@@ -57,6 +58,7 @@ class EngineOptions:
     device: str = "auto"
     dtype: str = "auto"
     display: str | None = None
+    seeds: str | None = None
 
 
 def engine_settings(options: EngineOptions) -> dict[str, Any]:
@@ -89,7 +91,7 @@ def engine_settings(options: EngineOptions) -> dict[str, Any]:
         "served_model": options.served_model,
         "rate": options.rate,
     }
-    for name in ("concurrency", "display"):
+    for name in ("concurrency", "display", "seeds"):
         value = getattr(options, name)
         if value is not None:
             settings[name] = value
@@ -132,8 +134,8 @@ class RunContext:
     """Where a benchmark writes and what it shares with the rest of a suite.
 
     Attributes:
-        out: the run directory (None: ``outputs/<model>/<run_id>``).
-        run_id: the run's name under ``outputs/<model>/``.
+        out: the run directory (None: ``outputs/runs/<model>/<run_id>``).
+        run_id: the run's name under ``outputs/runs/<model>/``.
         label: the model as the user named it (labels an http run whose server names the model).
         quiet: keep the finished benchmark's tables off the terminal (a suite: they go to the
             report).
@@ -181,7 +183,7 @@ def open_run(
     Returns:
         (store, engine, config) with the served model filled into ``config`` for http engines.
     """
-    from climb_vllm.core.store import RunStore, model_slug
+    from climb_vllm.core.store import RunStore, default_run_dir
     from climb_vllm.engines.registry import open_engine
 
     key = EngineCache.key(config)
@@ -192,10 +194,13 @@ def open_run(
         config = config.model_copy(update=update)
     else:
         engine, config = probe_served_model(config, context.label)
-    run_dir = context.out or Path("outputs") / model_slug(config.model) / context.run_id
+    run_dir = context.out or default_run_dir(config.model, context.run_id)
     store = RunStore(run_dir)
-    resumed = store.claim(benchmark, config.hashed_fields(), config.config_hash())
+    # A start that fails (a typo in the tokenizer, a missing model) must leave nothing that
+    # refuses the corrected command: check the directory first, open the engine, then claim.
+    store.check_claim(benchmark, config.hashed_fields(), config.config_hash())
     engine = engine or open_engine(config)
+    resumed = store.claim(benchmark, config.hashed_fields(), config.config_hash())
     if shared is not None:
         shared.engines[key] = (engine, {"served_model": config.served_model, "model": config.model})
     store.annotate(

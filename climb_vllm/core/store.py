@@ -32,11 +32,30 @@ if TYPE_CHECKING:
 PACKAGES = ("torch", "transformers", "tokenizers", "polars", "numpy", "pydantic")
 
 
+#: Where runs go without --out: outside every model folder (a model built or downloaded under
+#: outputs/ never receives a run).
+RUNS_ROOT = Path("outputs") / "runs"
+
+
+def model_label(model: str) -> str:
+    """The model's name in run folders and reports, the same for a local run and a served one:
+    a local folder's own name (``outputs/demo-model`` -> ``demo-model``, what ``serve`` serves
+    it as), a hub id or served name as it is."""
+    path = Path(model)
+    if model and path.is_dir():
+        return path.resolve().name
+    return model.strip().strip("/\\") or "model"
+
+
 def model_slug(model: str) -> str:
-    """A folder-safe name for a model path or hub id (its last two path parts)."""
-    parts = [p for p in re.split(r"[\\/]+", model.rstrip("/\\")) if p not in ("", ".", "..")]
-    slug = "--".join(parts[-2:]) if parts else "model"
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", slug)
+    """A folder-safe form of :func:`model_label` (``org/name`` -> ``org--name``)."""
+    parts = [p for p in re.split(r"[\\/]+", model_label(model)) if p not in ("", ".", "..")]
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", "--".join(parts) or "model")
+
+
+def default_run_dir(model: str, run_id: str) -> Path:
+    """``outputs/runs/<model slug>/<run id>``: one rule for local and served runs."""
+    return RUNS_ROOT / model_slug(model) / run_id
 
 
 def package_versions() -> dict[str, str | None]:
@@ -87,9 +106,10 @@ class RunStore:
 
     Args:
         root: the run directory; created if missing.
+        fix: what to do when it cannot be written (the caller knows which option applies).
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, fix: str = "pass --out with a writable folder.") -> None:
         self.root = root
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -98,8 +118,7 @@ class RunStore:
             probe.unlink()
         except OSError as exc:
             raise UserError(
-                f"Cannot write to the run directory {root} ({exc.strerror}).",
-                "pass --out with a writable folder.",
+                f"Cannot write to the run directory {root} ({exc.strerror}).", fix
             ) from exc
 
     @property
@@ -122,25 +141,37 @@ class RunStore:
     def _save(self, manifest: dict[str, Any]) -> None:
         _write_atomic(self.manifest_path, json.dumps(manifest, indent=2, sort_keys=True).encode())
 
+    def check_claim(self, benchmark: str, config: dict[str, Any], config_hash: str) -> bool:
+        """Whether the run directory already holds ``benchmark`` with this configuration (a
+        resume); writes nothing.
+
+        Raises:
+            UserError: it holds ``benchmark`` with another configuration (names the changed
+                fields and the fix).
+        """
+        section = self.manifest().get("benchmarks", {}).get(benchmark)
+        if section is None:
+            return False
+        if section.get("config_hash") == config_hash:
+            return True
+        old = section.get("config", {})
+        new = json.loads(json.dumps(config))  # as stored: tuples become lists
+        changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+        raise UserError(
+            f"{self.root} already holds a {benchmark} run with a different configuration "
+            f"(changed: {', '.join(changed) or 'hash'}).",
+            "rerun with the original options to resume, or choose a new --run-id / --out.",
+        )
+
     def claim(self, benchmark: str, config: dict[str, Any], config_hash: str) -> bool:
         """Record ``benchmark``'s config in the manifest, or check it against the stored one.
 
         Returns True when the run directory already held this benchmark (a resume). Raises
         UserError naming the differing fields when the stored config hash differs.
         """
+        if self.check_claim(benchmark, config, config_hash):
+            return True
         manifest = self.manifest()
-        section = manifest.get("benchmarks", {}).get(benchmark)
-        if section is not None:
-            if section.get("config_hash") == config_hash:
-                return True
-            old = section.get("config", {})
-            new = json.loads(json.dumps(config))  # as stored: tuples become lists
-            changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-            raise UserError(
-                f"{self.root} already holds a {benchmark} run with a different configuration "
-                f"(changed: {', '.join(changed) or 'hash'}).",
-                "rerun with the original options to resume, or choose a new --run-id / --out.",
-            )
         manifest.setdefault("created", dt.datetime.now(dt.timezone.utc).isoformat())
         manifest["climb_vllm"] = __version__
         manifest.setdefault("benchmarks", {})[benchmark] = {
@@ -150,6 +181,18 @@ class RunStore:
         }
         self._save(manifest)
         return False
+
+    def record_failures(self, attempted: set[str], failed: dict[str, str]) -> None:
+        """Note which benchmarks of a suite failed and why (``failed``), and clear the notes of
+        the others in ``attempted`` (they have finished since)."""
+        manifest = self.manifest()
+        notes = {k: v for k, v in manifest.get("failed", {}).items() if k not in attempted}
+        notes |= failed
+        if notes:
+            manifest["failed"] = notes
+        else:
+            manifest.pop("failed", None)
+        self._save(manifest)
 
     def section(self, benchmark: str) -> dict[str, Any]:
         """A benchmark's manifest section (its config and provenance).

@@ -82,12 +82,15 @@ class Generation:
         finish_reasons: "stop" (end of sequence) or "length" (hit max_tokens), per sample.
         completion_tokens: new tokens per sample.
         prompt_tokens: tokens of the rendered prompt.
+        seeded: whether the request's seed was used (False: the engine sampled unseeded because
+            its server cannot take per-request seeds).
     """
 
     texts: tuple[str, ...]
     finish_reasons: tuple[str, ...]
     completion_tokens: tuple[int, ...]
     prompt_tokens: int
+    seeded: bool = True
 
 
 @dataclass

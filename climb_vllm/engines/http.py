@@ -103,6 +103,9 @@ class HttpEngine:
         timeout: seconds for one request.
         backoff: base delay (seconds) of the retry backoff.
         hook: optional factory of an ``httpx.AsyncBaseTransport`` for scoring and generation.
+        seeds: per-request sampling seeds: "on", "off" (sample unseeded), or "auto": on unless
+            ``make serve`` started the endpoint as a CPU server (vLLM's CPU build crashes on
+            seeds with chunked prefill).
     """
 
     name = "http"
@@ -121,6 +124,7 @@ class HttpEngine:
         timeout: float = 600.0,
         backoff: float = 0.5,
         hook: Any = None,
+        seeds: str = "auto",
     ) -> None:
         if not endpoints:
             raise UserError("No endpoint given.", "pass --endpoint http://HOST:PORT.")
@@ -154,6 +158,14 @@ class HttpEngine:
         else:
             self.tokenizer = ServerTokenizer(self.transport, self.served_model)
         self.capabilities = [self._probe(i, strategy) for i in range(len(self.transport.urls))]
+        if seeds not in ("auto", "on", "off"):
+            raise UserError(f"Unknown seeds setting {seeds!r}.", "use auto, on or off.")
+        if seeds == "auto":
+            from climb_vllm.serving import takes_seeds
+
+            self.sends_seeds = all(takes_seeds(url) for url in self.transport.urls)
+        else:
+            self.sends_seeds = seeds == "on"
 
     # -- probing ---------------------------------------------------------------------------
 
@@ -326,9 +338,10 @@ class HttpEngine:
             body: dict[str, Any] = {
                 "model": self.served_model,
                 "n": request.n,
-                "seed": request.seed,
                 "max_tokens": request.max_tokens,
             }
+            if self.sends_seeds:
+                body["seed"] = request.seed
             # Left out, the server applies the model's own settings (vLLM reads the model's
             # generation_config.json by default).
             if request.temperature is not None:
@@ -361,7 +374,9 @@ class HttpEngine:
             if len(texts) != requests[index].n:
                 raise ResponseError(f"{len(texts)} completions for n={requests[index].n}")
             counts = tuple(len(self._encode(t)) for t in texts)
-            return Generation(texts, reasons, counts, int(usage.get("prompt_tokens", 0)))
+            return Generation(
+                texts, reasons, counts, int(usage.get("prompt_tokens", 0)), self.sends_seeds
+            )
 
         def keep(index: int, generation: Any) -> None:
             out[index] = generation
@@ -385,6 +400,7 @@ class HttpEngine:
                 for c in self.capabilities
             ],
             "tokenizer": getattr(self.tokenizer, "name_or_path", "server /tokenize"),
+            "per_request_seeds": self.sends_seeds,
             "prompts_per_request": self.prompts_per_request,
             "concurrency": self.transport.concurrency,
             "rate": self.transport.rate,

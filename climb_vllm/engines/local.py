@@ -79,6 +79,50 @@ def resolve_device(device: str, dtype: str) -> tuple[str, str]:
     return device, dtype
 
 
+def _hub_host_resolves(timeout: float = 3.0) -> bool:
+    """Whether the hub's host name resolves (a DNS lookup only; nothing is sent to the hub)."""
+    import socket
+    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import TimeoutError as Timeout
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants
+
+    host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        pool.submit(socket.getaddrinfo, host, 443).result(timeout=timeout)
+        return True
+    except (OSError, Timeout):
+        return False
+    finally:
+        pool.shutdown(wait=False)
+
+
+def require_hub_model(model_id: str, revision: str | None) -> None:
+    """Fail at once, with the fix, when a hub id is neither in the local cache nor reachable,
+    instead of after a minute of retries that then blame the tokenizer.
+
+    Raises:
+        UserError: the model is not available offline.
+    """
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    try:
+        cached = try_to_load_from_cache(model_id, "config.json", revision=revision)
+    except Exception:  # not a valid repository id: transformers will say so
+        return
+    if isinstance(cached, str):
+        return
+    if constants.HF_HUB_OFFLINE or not _hub_host_resolves():
+        raise UserError(
+            f"{model_id!r} is not a local folder, not in the Hugging Face cache, and the hub "
+            "cannot be reached (offline).",
+            "pass a local model folder with --model PATH (download it where there is network, "
+            "e.g. 'huggingface-cli download ORG/NAME --local-dir DIR').",
+        )
+
+
 class LocalEngine:
     """A transformers model in this process.
 
@@ -131,6 +175,9 @@ class LocalEngine:
                 "pass a folder with config.json, weights and tokenizer, or a hub id such as "
                 "org/name; 'climb-vllm demo-model DIR' builds a tiny one.",
             )
+        for name in dict.fromkeys((model, tokenizer or model)):
+            if not Path(name).expanduser().exists():
+                require_hub_model(name, revision)
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(
                 tokenizer or model, revision=revision

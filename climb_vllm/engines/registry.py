@@ -22,6 +22,7 @@ def _http(config: EngineConfig) -> Engine:
         concurrency=config.concurrency,
         rate=config.rate,
         prompts_per_request=config.prompts_per_request,
+        seeds=config.seeds,
     )
 
 

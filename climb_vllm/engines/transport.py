@@ -25,6 +25,13 @@ API_KEY_VARIABLES = ("CLIMB_API_KEY", "OPENAI_API_KEY")
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
 
+def _dead(url: str) -> UserError | None:
+    """"The server died", with its log, when ``make serve`` started the server at ``url``."""
+    from climb_vllm.serving import death_report
+
+    return death_report(url)
+
+
 class RequestFailed(Exception):
     """A request that failed for a reason retrying cannot fix (a 4xx answer, say)."""
 
@@ -107,7 +114,7 @@ class Transport:
         try:
             response = httpx.get(url, timeout=30.0, headers=self._headers)
         except httpx.HTTPError as exc:
-            raise UserError(
+            raise _dead(self.urls[endpoint]) or UserError(
                 f"Endpoint {self.urls[endpoint]} is unreachable ({type(exc).__name__}).",
                 "start the server (make serve MODEL=...) or correct --endpoint.",
             ) from exc
@@ -225,6 +232,10 @@ class Transport:
     def _alive(self, index: int) -> int:
         alive = [i for i in range(len(self.urls)) if i not in self.dead]
         if not alive:
+            for url in self.urls:
+                died = _dead(url)
+                if died is not None:
+                    raise died
             raise UserError(
                 f"No endpoint is reachable ({', '.join(self.urls)}).",
                 "start the server(s) with make serve, or correct --endpoint; rerun to resume.",

@@ -83,7 +83,9 @@ def provenance(run: RunView) -> list[dict[str, str]]:
                 "ICD-10-CM": str(icd or ""),
                 "names": f"{names.get('set')} top-{names.get('top_k')}" if names else "",
                 "prompt": prompt if isinstance(prompt, str) else json.dumps(prompt),
-                "seeds": json.dumps(section.get("seeds", {"base": config.get("seed")})),
+                "seeds": json.dumps(section.get("seeds", {"base": config.get("seed")}))
+                + (" (not sent: the server takes no per-request seeds; sampled unseeded)"
+                   if engine.get("per_request_seeds") is False else ""),
                 "packages": ", ".join(f"{k} {v}" for k, v in packages.items() if v),
                 "commit": str(section.get("git_commit") or ""),
                 "started": str(section.get("started", "")),
@@ -113,6 +115,7 @@ th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}
 th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}
 figure{margin:1rem 0 2rem}figcaption{font-size:13px;color:#444}img{max-width:100%}
 h2{border-bottom:1px solid #ddd;padding-bottom:.2rem}pre{font-size:11px;overflow-x:auto}
+.missing{border:1px solid #d9a400;background:#fff8e1;padding:.3rem 1rem;margin:1rem 0}
 """
 
 
@@ -147,9 +150,21 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
         f"<style>{_STYLE}</style></head><body>",
         "<h1>climb-vllm report</h1>",
         f"<p>Models: {html.escape(models)}. Written {stamp}.</p>",
-        "<h2>Tables</h2>",
     ]
     markdown = ["# climb-vllm report", "", f"Models: {models}. Written {stamp}.", ""]
+    absent = [
+        f"{run.label}: {benchmark} is not in this report ({reason})"
+        for run in runs
+        for benchmark, reason in run.missing.items()
+    ]
+    if absent:
+        page.append(
+            "<div class='missing'><strong>Missing benchmarks</strong><ul>"
+            + "".join(f"<li>{html.escape(line)}</li>" for line in absent)
+            + "</ul></div>"
+        )
+        markdown += ["**Missing benchmarks**", "", *[f"* {line}" for line in absent], ""]
+    page.append("<h2>Tables</h2>")
     for (benchmark, key), frame in tables.items():
         title = titles.get((benchmark, key), f"{benchmark} {key}")
         name = f"{benchmark}_{key}"

@@ -8,8 +8,8 @@ from typing import Any
 
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.processes import VARIABLE as PROCESSES
-from climb_vllm.core.store import RunStore
-from climb_vllm.rescore import benchmark_results, run_benchmarks
+from climb_vllm.core.store import RunStore, model_label
+from climb_vllm.rescore import READ_ONLY_FIX, benchmark_results, run_benchmarks
 
 
 @dataclass(frozen=True)
@@ -19,9 +19,11 @@ class RunView:
     Attributes:
         root: the run directory.
         label: the model's name in every table and legend (made unique over the runs).
-        benchmarks: the benchmarks it holds, in suite order.
-        metrics: per benchmark, its recomputed metrics.json.
+        benchmarks: the finished benchmarks it holds, in suite order.
+        metrics: per finished benchmark, its recomputed metrics.json.
         manifest: its manifest.
+        missing: per benchmark it started but did not finish (or that failed in a suite),
+            why it is not in the report.
     """
 
     root: Path
@@ -29,6 +31,7 @@ class RunView:
     benchmarks: tuple[str, ...]
     metrics: dict[str, Any]
     manifest: dict[str, Any]
+    missing: dict[str, str]
 
 
 #: Environment of the report's worker processes: one BLAS thread (read by OpenBLAS / OpenMP at
@@ -37,9 +40,17 @@ _ONE_THREAD = {
     "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", PROCESSES: "1",
 }  # fmt: skip
 
-def _recompute(root: Path) -> dict[str, Any]:
-    """Every benchmark's metrics of one run, recomputed from its records (a worker's task)."""
-    return {b: benchmark_results(root, b, quiet=True) for b in run_benchmarks(root)}
+def _recompute(root: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """Every finished benchmark's metrics of one run, recomputed from its records, and why each
+    other one is missing (a worker's task)."""
+    metrics: dict[str, Any] = {}
+    missing: dict[str, str] = {}
+    for benchmark in run_benchmarks(root):
+        try:
+            metrics[benchmark] = benchmark_results(root, benchmark, quiet=True)
+        except UserError as exc:  # not finished: the report shows the rest and says so
+            missing[benchmark] = exc.message
+    return metrics, missing
 
 
 def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]:
@@ -59,7 +70,7 @@ def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]
         if not benchmarks:
             raise UserError(f"{root} holds no benchmark run.", "run 'climb-vllm eval' into it.")
         present.append(benchmarks)
-        manifests.append(RunStore(root).manifest())
+        manifests.append(RunStore(root, READ_ONLY_FIX).manifest())
     count = min(workers or len(os.sched_getaffinity(0)), len(run_dirs))
     if count <= 1:
         recomputed = [_recompute(root) for root in run_dirs]
@@ -86,12 +97,18 @@ def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]
     labels = []
     for manifest in manifests:
         first = next(iter(manifest["benchmarks"].values()))["config"]
-        labels.append(str(first.get("model")))
+        labels.append(model_label(str(first.get("model"))))
     out = []
-    for root, benchmarks, manifest, metrics, label in zip(
-        run_dirs, present, manifests, recomputed, labels
-    ):
+    for root, manifest, (metrics, missing), label in zip(run_dirs, manifests, recomputed, labels):
         if labels.count(label) > 1:  # the same model twice: tell the runs apart by folder
             label = f"{label} ({root.name})"
-        out.append(RunView(root, label, benchmarks, metrics, manifest))
+        missing = {f"{k}": f"failed: {v}" for k, v in manifest.get("failed", {}).items()} | missing
+        if not metrics:
+            first = next(iter(missing.items()), ("", "no benchmark finished"))
+            raise UserError(
+                f"{root} holds no finished benchmark ({first[0]}: {first[1]}).",
+                "finish a benchmark first: rerun the 'climb-vllm eval' command that made it.",
+            )
+        finished = tuple(b for b in present[run_dirs.index(root)] if b in metrics)
+        out.append(RunView(root, label, finished, metrics, manifest, missing))
     return out

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from climb_vllm.core.errors import UserError
-from climb_vllm.core.store import RunStore, model_slug
+from climb_vllm.core.store import RunStore, default_run_dir, model_label, model_slug
 
 
 def test_claim_then_resume_then_refuse_changed_config(tmp_path: Path) -> None:
@@ -65,9 +65,17 @@ def test_unreadable_manifest_is_a_user_error(tmp_path: Path) -> None:
     ("model", "slug"),
     [
         ("meta-llama/Llama-3.1-8B", "meta-llama--Llama-3.1-8B"),
-        ("/tmp/x/tiny/", "x--tiny"),
+        ("no/such/folder/", "no--such--folder"),
         ("m", "m"),
     ],
 )
 def test_model_slug(model: str, slug: str) -> None:
     assert model_slug(model) == slug
+
+
+def test_a_local_folder_and_its_served_name_share_one_run_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "models" / "tiny"
+    folder.mkdir(parents=True)
+    assert model_label(str(folder)) == model_label("tiny") == "tiny"
+    assert default_run_dir(str(folder), "main") == default_run_dir("tiny", "main")
+    assert default_run_dir("tiny", "main") == Path("outputs") / "runs" / "tiny" / "main"

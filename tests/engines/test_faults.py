@@ -178,3 +178,21 @@ def test_non_text_answers_are_kept_as_marked_empty_answers(
     assert normal.finish_reasons[0] in ("stop", "length")
     sent = [b for b in hook.bodies if "messages" in b]
     assert sent and all("temperature" not in b and "top_p" not in b for b in sent)
+
+
+def test_seeds_are_sent_only_where_the_server_takes_them(
+    vllm_server: str, tiny_model: Path
+) -> None:
+    """The session's server is a CPU server that serve started: auto sends no seed (and says
+    so per generation); "on" sends it."""
+    from climb_vllm.engines.base import GenerateRequest
+
+    request = GenerateRequest(prompt="Fever and cough.", n=1, seed=7, temperature=0.8,
+                              max_tokens=4)  # fmt: skip
+    for seeds, sent in (("auto", False), ("off", False), ("on", True)):
+        hook = FaultTransport([])
+        engine = HttpEngine([vllm_server], tokenizer=str(tiny_model), hook=hook, seeds=seeds)
+        hook.bodies = []
+        generation = engine.generate([request])[0]
+        assert ("seed" in hook.bodies[-1]) is sent, seeds
+        assert generation.seeded is sent and engine.describe()["per_request_seeds"] is sent

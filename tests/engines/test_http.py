@@ -73,7 +73,9 @@ def test_payloads_validate_against_vllms_own_schema(requests_: list[ScoreRequest
 
 
 def test_generate_through_chat_completions(vllm_server: str, tiny_model: Path) -> None:
-    http = HttpEngine([vllm_server], tokenizer=str(tiny_model))
+    # Seeds forced on: these short prompts are prefilled in one step, which the CPU build's
+    # seeded sampling handles (chunked prefill is what it cannot).
+    http = HttpEngine([vllm_server], tokenizer=str(tiny_model), seeds="on")
     chat = ({"role": "user", "content": "What are the diagnoses for this patient?"},)
     request = GenerateRequest(messages=chat, n=2, seed=3, temperature=0.8, top_p=0.9, max_tokens=8)
     first = http.generate([request, GenerateRequest(prompt="Cholera is", max_tokens=4, seed=1)])

@@ -122,18 +122,32 @@ def test_report_of_a_folder_that_is_not_a_run(
     assert "not a run directory" in capsys.readouterr().err
 
 
-def test_an_incomplete_run_among_several_is_one_clear_error(
+def test_an_unfinished_benchmark_is_left_out_and_named(
     two_runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The error raised in a worker process reaches the user whole, naming the fix."""
+    """A run with an unfinished benchmark still reports (and rescores) the others, saying which
+    is missing; a run with no finished benchmark is one clear error (raised in a worker)."""
     broken = tmp_path / "broken"
     shutil.copytree(two_runs[0], broken)
     for chunk in (broken / "records" / "biasmd").glob("chunk-*.parquet"):
         chunk.unlink()
+    out = tmp_path / "r"
+    assert main(["report", str(broken), str(two_runs[1]), "--out", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    assert "Missing benchmarks" in page and "biasmd is not in this report" in page
+    accuracy = pl.read_csv(out / "tables" / "biasmd_accuracy.csv")
+    assert accuracy["Model"].n_unique() == 1  # only the finished run's rows
     capsys.readouterr()
-    assert main(["report", str(broken), str(two_runs[1]), "--out", str(tmp_path / "r")]) == 2
+    assert main(["rescore", str(broken)]) == 0
+    assert "biasmd: not finished, left out" in capsys.readouterr().out
+    empty = tmp_path / "empty"
+    shutil.copytree(broken, empty)
+    for chunk in (empty / "records").glob("*/chunk-*.parquet"):
+        chunk.unlink()
+    capsys.readouterr()
+    assert main(["report", str(empty), str(two_runs[1]), "--out", str(tmp_path / "r2")]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("error:") and "holds no biasmd records" in err and "Fix:" in err
+    assert err.startswith("error:") and "holds no finished benchmark" in err and "Fix:" in err
 
 
 def test_unwritable_report_folder_is_refused_first(

@@ -156,5 +156,11 @@ def write_prompts(
     if "kind" not in items.columns:
         items = items.with_columns(pl.lit("item").alias("kind"))
     _make_folder(out.parent, "the output file")
-    items.select("id", "kind", "prompt").write_csv(out)
+    try:
+        items.select("id", "kind", "prompt").write_csv(out)
+    except OSError as exc:
+        raise UserError(
+            f"Cannot write the prompts to {out} ({exc.strerror}).",
+            "pass a path in a writable folder as the output file.",
+        ) from exc
     print(f"{items.height} prompts written to {out}")

@@ -38,14 +38,16 @@ class IntrinsicBenchmark:
                field="prompts_per_request"),
         Option("--limit", "limit", "score a stratified sample of N codes (every chapter, both "
                "sex-specific lists) instead of all codes", field="limit",
-               suite_flag="--limit-intrinsic", suite_help="stratified sample of N codes"),
+               suite_flags=("--limit-intrinsic", "--limit"),
+               suite_help="stratified sample of N codes"),
         Option("--seed", "seed", "seed of the --limit sample", field="seed",
-               suite_flag="--seed", suite_help="base seed of every benchmark"),
+               suite_flags=("--seed",), suite_help="base seed of every benchmark"),
         Option("--icd-release", "icd_release",
                "2021 (paper default), 2026, or a table written by 'climb-vllm icd-export'",
-               field="icd_release"),
+               field="icd_release", suite_flags=("--icd-release",)),
         Option("--names", "name_set", "name set key or CSV path", field="name_set"),
-        Option("--top-k", "top_k", "names per (sex, ethnicity) group, 1-10", field="top_k"),
+        Option("--top-k", "top_k", "names per (sex, ethnicity) group, 1-10", field="top_k",
+               suite_flags=("--top-k",)),
         Option("--template", "template", "prompt template containing {description}",
                field="template"),
         Option("--chunk-size", "chunk_size", "codes per stored chunk", field="chunk_size"),
@@ -57,7 +59,7 @@ class IntrinsicBenchmark:
                repeat=True, metavar="TEMPLATE"),
         Option("--sensitivity-codes", "sensitivity_codes",
                "codes scored under every sensitivity template (0: no sensitivity analysis)",
-               field="sensitivity_codes", suite_flag="--sensitivity-codes",
+               field="sensitivity_codes", suite_flags=("--sensitivity-codes",),
                suite_help="intrinsic: codes scored under every sensitivity template"),
         Option("--batch-tokens", "batch_tokens", "positions per forward pass",
                field="batch_tokens"),
@@ -65,11 +67,11 @@ class IntrinsicBenchmark:
                "which codes are sex-specific: descendants (the CMS sex edits plus non-billable "
                "codes whose billable codes are all on one list) or listed (the edits as "
                "published); changes Tables 1 and 3 only, so a finished run is re-tabulated",
-               field="sex_rule", choices=("descendants", "listed"), suite_flag="--sex-rule"),
+               field="sex_rule", choices=("descendants", "listed"), suite_flags=("--sex-rule",)),
         Option("--pooling", "pooling",
                "how Tables 2 and 3 pool names: slots (the paper: a name in several lists counts "
                "per list) or names (each distinct name once); a finished run is re-tabulated",
-               field="pooling", choices=("slots", "names"), suite_flag="--pooling"),
+               field="pooling", choices=("slots", "names"), suite_flags=("--pooling",)),
     )  # fmt: skip
     bench_hooks: tuple[BenchHook, ...] = ()
     external: ExternalGrader | None = None

@@ -82,3 +82,13 @@ def test_unwritable_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     responses.write_text("id,response\ndm-00001,Cora\n")
     code, _, err = _grade(responses, capsys, "--out", str(blocker / "graded"))
     assert code == 2 and "Cannot write to" in err and "--out" in err
+
+
+def test_prompts_to_an_unwritable_path_is_one_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "taken"
+    folder.mkdir()
+    assert main(["prompts", "biasmd", str(folder)]) == 2  # a folder, not a file
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Cannot write the prompts" in err and "Fix:" in err

@@ -106,3 +106,30 @@ def test_killed_run_resumes_to_identical_tables(tiny_model: Path, tmp_path: Path
         return (run / "results" / "intrinsic" / "metrics.json").read_text()
 
     assert read(resumed) == read(reference)
+
+
+def test_a_failed_start_leaves_nothing_that_refuses_the_corrected_command(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    typo = str(tmp_path / "typo")
+    assert main(intrinsic_command(tiny_model, out, "--limit", "30", "--tokenizer", typo)) == 2
+    assert "tokenizer" in capsys.readouterr().err
+    assert main(intrinsic_command(tiny_model, out, "--limit", "30")) == 0
+
+
+def test_a_hub_id_offline_is_one_quick_error(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import time
+
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "climb_vllm", "eval", "intrinsic", "--model",
+         "no-such-org/no-such-model", "--out", str(tmp_path / "run"), "--display", "none"],
+        capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"),
+    )  # fmt: skip
+    assert done.returncode == 2
+    last = done.stderr.strip().splitlines()[-1]
+    assert "not available offline" in last or "cannot be reached (offline)" in last
+    assert "--model PATH" in last and time.monotonic() - start < 30
