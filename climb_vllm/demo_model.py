@@ -23,6 +23,10 @@ CHAT_TEMPLATE = (
 )
 
 
+#: A file in every demo model's folder.
+DEMO_MARKER = "CLIMB_VLLM_DEMO_MODEL.txt"
+
+
 def build_demo_model(
     out: Path,
     *,
@@ -122,4 +126,9 @@ def build_demo_model(
     model.generation_config.eos_token_id = fast.eos_token_id
     model.generation_config.pad_token_id = fast.pad_token_id
     model.save_pretrained(out)
+    # Read by the local engine, so that manifests and reports warn that the numbers are noise.
+    (out / DEMO_MARKER).write_text(
+        "A tiny Llama-architecture model with random weights, built by climb-vllm demo-model: "
+        "its benchmark numbers are noise and only show that the evaluation path works.\n"
+    )
     return out

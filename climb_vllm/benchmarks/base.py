@@ -65,11 +65,13 @@ class ReportTable:
         key: the table's file name under ``results/<benchmark>/`` (without ``.csv``).
         title: its title in the report.
         rank: its place among every benchmark's tables (the papers' tables first, then extras).
+        note: a sentence the page shows under the table (how to read it), or "".
     """
 
     key: str
     title: str
     rank: int
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,12 +83,14 @@ class ReportFigure:
         draw: PNG bytes from the runs' metrics, or None when no run has the data.
         caption: its caption.
         rank: its place among every benchmark's figures.
+        after: the key of its benchmark's table it follows on the page ("": after all tables).
     """
 
     key: str
     draw: Callable[[Runs], bytes | None]
     caption: str
     rank: int
+    after: str = ""
 
 
 @dataclass(frozen=True)
@@ -179,3 +183,7 @@ class Benchmark(Protocol):
 
     def figures(self) -> tuple[ReportFigure, ...]:
         """The figures the report draws, with their captions and places."""
+
+    def scope(self, section: dict[str, Any]) -> str:
+        """What a run of it covered, in words, from its manifest section (full release or a
+        sample of how many, caps on answers): the report's scope banner shows it."""

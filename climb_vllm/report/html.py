@@ -13,7 +13,6 @@ import datetime as dt
 import html
 import json
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
@@ -21,6 +20,7 @@ from climb_vllm.benchmarks.base import ReportFigure, ReportTable
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.results import to_markdown
+from climb_vllm.report.render import STYLE, html_table
 from climb_vllm.report.runs import RunView, load_runs
 
 
@@ -31,9 +31,10 @@ def report_tables() -> list[tuple[str, ReportTable]]:
     return sorted(tables, key=lambda pair: pair[1].rank)
 
 
-def report_figures() -> list[ReportFigure]:
-    """Every registered benchmark's figures, in report order."""
-    return sorted((f for b in REGISTRY.values() for f in b.figures()), key=lambda f: f.rank)
+def report_figures() -> list[tuple[str, ReportFigure]]:
+    """(benchmark, figure) of every registered benchmark, in report order."""
+    figures = [(name, f) for name, b in REGISTRY.items() for f in b.figures()]
+    return sorted(figures, key=lambda pair: pair[1].rank)
 
 
 def stacked_tables(runs: list[RunView]) -> dict[tuple[str, str], pl.DataFrame]:
@@ -94,29 +95,26 @@ def provenance(run: RunView) -> list[dict[str, str]]:
     return rows
 
 
-def _html_table(frame: pl.DataFrame) -> str:
-    def cell(value: Any) -> str:
-        if value is None:
-            return "n/a"
-        return f"{value:.4f}" if isinstance(value, float) else str(value)
-
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(cell(v))}</td>" for v in row) + "</tr>"
-        for row in frame.iter_rows()
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-_STYLE = """
-body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1200px;color:#222}
-table{border-collapse:collapse;font-size:12px;margin:.5rem 0 1.5rem;display:block;overflow-x:auto}
-th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}
-th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}
-figure{margin:1rem 0 2rem}figcaption{font-size:13px;color:#444}img{max-width:100%}
-h2{border-bottom:1px solid #ddd;padding-bottom:.2rem}pre{font-size:11px;overflow-x:auto}
-.missing{border:1px solid #d9a400;background:#fff8e1;padding:.3rem 1rem;margin:1rem 0}
-"""
+def scope_table(runs: list[RunView]) -> pl.DataFrame:
+    """One row per run: what each benchmark covered (full release or a sample of how many, the
+    mapping index, answer caps), and a warning when the model is the demo's random one."""
+    rows = []
+    for run in runs:
+        sections = run.manifest.get("benchmarks", {})
+        demo = any(s.get("engine", {}).get("demo_model") for s in sections.values())
+        row = {
+            "Model": run.label,
+            "Model kind": "RANDOM demo model: its numbers are noise" if demo else "",
+        }
+        for name, benchmark in REGISTRY.items():
+            if name in run.benchmarks:
+                row[name] = benchmark.scope(sections[name])
+            else:
+                row[name] = "not in this report" + (
+                    f" ({run.missing[name]})" if name in run.missing else ""
+                )
+        rows.append(row)
+    return pl.DataFrame(rows)
 
 
 def write_report(run_dirs: list[Path], out: Path) -> Path:
@@ -147,7 +145,7 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
     page = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         "<title>climb-vllm report</title>",
-        f"<style>{_STYLE}</style></head><body>",
+        f"<style>{STYLE}</style></head><body>",
         "<h1>climb-vllm report</h1>",
         f"<p>Models: {html.escape(models)}. Written {stamp}.</p>",
     ]
@@ -164,37 +162,64 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
             + "</ul></div>"
         )
         markdown += ["**Missing benchmarks**", "", *[f"* {line}" for line in absent], ""]
-    page.append("<h2>Tables</h2>")
+    scope = scope_table(runs)
+    if scope["Model kind"].str.len_chars().max():
+        page.append(
+            "<div class='scope-warning'><strong>A random demo model:</strong> the numbers of the "
+            "runs so marked below are noise; they only show that the evaluation path works.</div>"
+        )
+    page += ["<h2 id='scope'>Scope</h2>", html_table(scope)]
+    markdown += ["## Scope", "", to_markdown(scope), ""]
+    notes = {(name, t.key): t.note for name, t in report_tables()}
+    # Each figure follows the table it illustrates; the rest follow all tables.
+    metrics = [(run.label, run.metrics) for run in runs]
+    drawn: dict[tuple[str, str], list[tuple[str, str, bytes]]] = {}
+    for name, figure in report_figures():
+        png = figure.draw(metrics)
+        if png is not None:
+            (out / "figures" / f"{figure.key}.png").write_bytes(png)
+            where = (name, figure.after) if (name, figure.after) in tables else ("", "")
+            drawn.setdefault(where, []).append((figure.key, figure.caption, png))
+
+    def figures_at(where: tuple[str, str]) -> None:
+        for key, caption, png in drawn.get(where, []):
+            data = base64.b64encode(png).decode()
+            page.append(
+                f"<figure id='fig-{key}'><img alt='{html.escape(caption)}' "
+                f"src='data:image/png;base64,{data}'><figcaption>{html.escape(caption)}"
+                "</figcaption></figure>"
+            )
+            markdown.extend([f"![{caption}](figures/{key}.png)", "", caption, ""])
+
+    contents = [("scope", "Scope")] + [
+        (f"{b}_{k}", titles.get((b, k), f"{b} {k}").split(".")[0]) for b, k in tables
+    ] + [("provenance", "Provenance")]  # fmt: skip
+    page.insert(
+        page.index("<h2 id='scope'>Scope</h2>"),
+        "<nav class='toc'><strong>Contents</strong><ol>"
+        + "".join(f"<li><a href='#{a}'>{html.escape(t)}</a></li>" for a, t in contents)
+        + "</ol></nav>",
+    )
+    page.append("<h2>Tables and figures</h2>")
     for (benchmark, key), frame in tables.items():
         title = titles.get((benchmark, key), f"{benchmark} {key}")
         name = f"{benchmark}_{key}"
         frame.write_csv(out / "tables" / f"{name}.csv")
-        page += [f"<h3 id='{name}'>{html.escape(title)}</h3>", _html_table(frame)]
+        page += [f"<h3 id='{name}'>{html.escape(title)}</h3>", html_table(frame)]
         markdown += [f"## {title}", "", to_markdown(frame), ""]
-    page.append("<h2>Figures</h2>")
-    markdown += ["## Figures", ""]
-    metrics = [(run.label, run.metrics) for run in runs]
-    for figure in report_figures():
-        key, caption = figure.key, figure.caption
-        png = figure.draw(metrics)
-        if png is None:
-            continue
-        (out / "figures" / f"{key}.png").write_bytes(png)
-        data = base64.b64encode(png).decode()
-        page.append(
-            f"<figure id='fig-{key}'><img alt='{html.escape(caption)}' "
-            f"src='data:image/png;base64,{data}'><figcaption>{html.escape(caption)}</figcaption>"
-            "</figure>"
-        )
-        markdown += [f"![{caption}](figures/{key}.png)", "", caption, ""]
-    page.append("<h2>Provenance</h2>")
+        if notes.get((benchmark, key)):
+            page.append(f"<p class='note'>{html.escape(notes[(benchmark, key)])}</p>")
+            markdown += [f"*{notes[(benchmark, key)]}*", ""]
+        figures_at((benchmark, key))
+    figures_at(("", ""))
+    page.append("<h2 id='provenance'>Provenance</h2>")
     markdown += ["## Provenance", ""]
     for run in runs:
         rows = pl.DataFrame(provenance(run))
         heading = f"{run.label} — {run.root}"
         page += [
             f"<h3>{html.escape(heading)}</h3>",
-            _html_table(rows),
+            html_table(rows, fold=True),
             "<details><summary>manifest.json</summary><pre>"
             + html.escape(json.dumps(run.manifest, indent=1, default=str))
             + "</pre></details>",

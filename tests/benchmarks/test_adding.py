@@ -103,7 +103,10 @@ class EchoBenchmark:
         return (ReportTable("accuracy", "Echo accuracy (share of answers naming the word)", 1000),)
 
     def figures(self) -> tuple[ReportFigure, ...]:
-        return (ReportFigure("echo", _draw, "Echo accuracy per model", 1000),)
+        return (ReportFigure("echo", _draw, "Echo accuracy per model", 1000, "accuracy"),)
+
+    def scope(self, section: dict[str, Any]) -> str:
+        return f"{len(section['datasets']['words'])} words"
 
 
 @pytest.fixture()

@@ -91,3 +91,27 @@ def test_rescore_and_report_need_a_run_directory(
     for verb in ("rescore", "report"):
         code, err = _run([verb, str(tmp_path)], capsys)
         assert code == 2 and "manifest.json" in err
+
+
+def test_every_verb_and_option_has_help_and_common_spellings_work(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import argparse
+
+    from climb_vllm.cli.parser import build_parser
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> list[str]:
+        missing = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    missing += walk(sub, f"{path} {name}")
+            elif not isinstance(action, argparse._HelpAction) and not action.help:
+                missing.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+        return missing
+
+    assert walk(build_parser(), "climb-vllm") == []
+    args = build_parser().parse_args(
+        ["eval", "all", "--max-connections", "8", "--tasks", "biasmd", "--output-path", "x"]
+    )
+    assert (args.concurrency, args.benchmarks, str(args.out)) == (8, "biasmd", "x")

@@ -42,9 +42,46 @@ METRICS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("key", [figure.key for figure in report_figures()])
+@pytest.mark.parametrize("key", [figure.key for _, figure in report_figures()])
 def test_every_figure_draws_a_png_and_none_without_data(key: str) -> None:
-    draw = next(f.draw for f in report_figures() if f.key == key)
+    draw = next(f.draw for _, f in report_figures() if f.key == key)
     png = draw([("model-a", METRICS), ("model-b", METRICS)])
     assert png is not None and png.startswith(b"\x89PNG") and len(png) > 2000
     assert draw([("model-a", {})]) is None
+
+
+def test_zero_accuracy_still_draws_a_mark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bar at 0% is outlined in its run's colour and labelled "0" (a plain bar of height 0
+    would leave an empty frame)."""
+    from matplotlib.colors import to_rgba
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    from climb_vllm.benchmarks.hive import figures
+
+    drawn: list[Figure] = []
+
+    def keep(figure: Figure) -> bytes:
+        drawn.append(figure)
+        return b"png"
+
+    monkeypatch.setattr(figures, "png", keep)
+    zero = {
+        "biasmd": {"accuracy": [{"split": "eval", "kind": k, "subset": "overall",
+                                 "accuracy": 0.0, "ci_low": 0.0, "ci_high": 0.0}
+                                for k in ("item", "control")]},
+        "diseasematcher": {"table1": [{"split": "eval", "attribute": "race",
+                                       "accuracy_first": 0.0, "accuracy_second": 0.0}]},
+    }  # fmt: skip
+    for draw, bars in ((figures.biasmd_accuracy, 2), (figures.diseasematcher_accuracy, 2)):
+        drawn.clear()
+        assert draw([("model-a", zero)]) == b"png"
+        axis = drawn[0].axes[0]
+        outlined = [
+            p for p in axis.patches
+            if isinstance(p, Rectangle) and p.get_height() == 0 and p.get_linewidth() > 0
+            and p.get_edgecolor() == to_rgba("C0")
+        ]  # fmt: skip
+        assert len(outlined) == bars, draw.__name__
+        assert [t.get_text() for t in axis.texts].count("0") == bars
+        assert axis.get_ylim()[0] < 0  # the outline is not hidden under the frame

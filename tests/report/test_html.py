@@ -76,7 +76,15 @@ def test_report_renders_in_headless_chromium(report: Path) -> None:
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
     try:
+        driver.set_window_size(1280, 1000)
         driver.get((report / "report.html").as_uri())
+        # Nothing wider than the window: not the page, not a table inside it.
+        overflow = driver.execute_script(
+            "const w = document.scrollingElement.clientWidth;"
+            "return [document.scrollingElement.scrollWidth - w].concat("
+            "Array.from(document.querySelectorAll('table')).map("
+            "t => Math.ceil(t.getBoundingClientRect().right) - w))"
+        )
         tables = driver.execute_script(
             "return Array.from(document.querySelectorAll('table')).map("
             "t => t.querySelectorAll('tbody tr').length)"
@@ -90,8 +98,9 @@ def test_report_renders_in_headless_chromium(report: Path) -> None:
         logs = driver.get_log("browser")  # type: ignore[no-untyped-call]
     finally:
         driver.quit()
+    assert max(overflow) <= 0, overflow
     stacked = len(list((report / "tables").glob("*.csv")))
-    assert len(tables) == stacked + 2  # every stacked table, plus provenance for each run
+    assert len(tables) == stacked + 3  # every stacked table, the scope, provenance of each run
     assert all(rows > 0 for rows in tables)
     assert images == [True] * len(report_figures())
     assert any(h.startswith("CLIMB Table 1.") for h in headings)
@@ -157,3 +166,21 @@ def test_unwritable_report_folder_is_refused_first(
     blocker.write_text("")
     assert main(["report", str(two_runs[0]), "--out", str(blocker / "report")]) == 2
     assert "pass --out with a writable folder" in capsys.readouterr().err
+
+
+def test_every_figure_has_a_visible_mark(report: Path) -> None:
+    """Each figure holds coloured pixels (marks in the runs' colours), not an empty frame."""
+    import matplotlib.image
+
+    for path in sorted((report / "figures").glob("*.png")):
+        pixels = matplotlib.image.imread(str(path))[..., :3]
+        saturation = pixels.max(axis=2) - pixels.min(axis=2)
+        assert (saturation > 0.3).sum() > 200, path.name
+
+
+def test_the_page_has_a_scope_banner_and_contents(report: Path) -> None:
+    page = (report / "report.html").read_text()
+    assert "<h2 id='scope'>Scope</h2>" in page and "<nav class='toc'>" in page
+    assert "stratified sample" in page and "answers of at most" in page
+    # Figures sit next to their tables: the AssocMAD figure right after Table 1.
+    assert page.index("id='fig-assoc_mad'") < page.index("id='intrinsic_table2'")

@@ -117,8 +117,22 @@ class ExtrinsicBenchmark:
             ReportFigure("extrinsic", figures.extrinsic_deltas,
                          "CLIMB extrinsic recall change per counterfactual. Bars: 95% CI, "
                          "bootstrap over cases; shaded: the placebo variants' intervals (noise "
-                         "floor).", 40),
+                         "floor).", 40, "table4"),
         )  # fmt: skip
+
+    def scope(self, section: dict[str, Any]) -> str:
+        """Cases, prompts, mapping index, answer cap."""
+        config = section.get("config", {})
+        cases = section.get("datasets", {}).get("cases", {}).get("cases")
+        index = config.get("index_limit")
+        mapping = (
+            f"answers mapped onto {index:,} sampled codes plus the gold codes"
+            if index else "answers mapped onto every code"
+        )
+        return (
+            f"{cases} cases ({config.get('cases')}), {section.get('items', '?')} prompts; "
+            f"{mapping}; answers of at most {config.get('max_tokens')} tokens"
+        )
 
 
 EXTRINSIC = ExtrinsicBenchmark()

@@ -36,7 +36,7 @@ def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, p
             pl.col("cases").alias("Cases"),
             pct("bias").alias("Bias (pp)"),
             pl.col("bias_pct").round(1).alias("Bias (% of default)"),
-            pl.format("[{}, {}]", pct("ci_low"), pct("ci_high")).alias("95% CI"),
+            pl.format("[{}, {}]", pct("ci_low"), pct("ci_high")).alias("Bias (pp) 95% CI"),
             pl.col("p_value").round(4).alias("p"),
             pl.format(
                 "{} [{}, {}]", pct("placebo_bias"), pct("placebo_ci_low"), pct("placebo_ci_high")

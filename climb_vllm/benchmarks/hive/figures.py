@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from climb_vllm.core.plotting import Runs, error_bars, png, runs_with
+from climb_vllm.core.plotting import Runs, error_bars, marked_bars, png, runs_with
 
 
 def diseasematcher_accuracy(runs: Runs) -> bytes | None:
@@ -21,11 +21,11 @@ def diseasematcher_accuracy(runs: Runs) -> bytes | None:
         rows = {r["attribute"]: r for r in metrics["table1"] if r["split"] == "eval"}
         for j, (field, hatch) in enumerate((("accuracy_first", ""), ("accuracy_second", "//"))):
             values = [100 * (rows[a][field] or 0) if a in rows else 0 for a in attributes]
-            axis.bar(x + (2 * i + j) * width, values, width, color=f"C{i % 10}", hatch=hatch,
-                     label=f"{label} ({'first' if j == 0 else 'second'})")  # fmt: skip
+            position = "first" if j == 0 else "second"
+            marked_bars(axis, x + (2 * i + j) * width, values, width, color=f"C{i % 10}",
+                        hatch=hatch, label=f"{label} ({position})")  # fmt: skip
     axis.set_xticks(x + width * (2 * len(having) - 1) / 2, attributes)
     axis.set_ylabel("accuracy (%)")
-    axis.set_ylim(0, 100)
     axis.legend(fontsize=7)
     return png(figure)
 
@@ -48,11 +48,10 @@ def biasmd_accuracy(runs: Runs) -> bytes | None:
         values = [100 * rows[k]["accuracy"] for k in present]
         errors = error_bars(values, [100 * rows[k]["ci_low"] for k in present],
                          [100 * rows[k]["ci_high"] for k in present])  # fmt: skip
-        axis.bar([kinds.index(k) + i * width for k in present], values, width, yerr=errors,
-                 capsize=3, color=f"C{i % 10}", label=label)  # fmt: skip
+        marked_bars(axis, [kinds.index(k) + i * width for k in present], values, width,
+                    yerr=errors, capsize=3, color=f"C{i % 10}", label=label)  # fmt: skip
     axis.set_xticks(np.arange(2) + width * (len(having) - 1) / 2,
                     ["BiasMD (ambiguous)", "controls (resolvable)"])  # fmt: skip
     axis.set_ylabel("accuracy (%)")
-    axis.set_ylim(0, 100)
     axis.legend(fontsize=7)
     return png(figure)

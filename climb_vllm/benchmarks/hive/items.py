@@ -166,3 +166,15 @@ def stratified_sample(frame: pl.DataFrame, by: str, limit: int | None, seed: int
         .sort("_row")
     )
     return ranked.drop("_row", "_rank")
+
+
+def splits(graded: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
+    """("eval", the authors' test-split items) and, when the run asked more, ("all", every
+    item): a run of the test split alone would repeat the same numbers as "all"."""
+    import polars as pl
+
+    evaluated = graded.filter(pl.col("in_eval_split"))
+    if evaluated.height == graded.height:
+        return [("eval", evaluated)]
+    return [("eval", evaluated), ("all", graded)]
+

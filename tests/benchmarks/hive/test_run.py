@@ -28,7 +28,7 @@ def test_grades_external_responses(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code == 0
     assert "DiseaseMatcher Table 1" in out
     assert "responses 4, graded 3, unknown_ids 1, empty 1" in out
-    assert "1 rows have ids that are not diseasematcher items" in err
+    assert "1 rows have ids that are not diseasematcher items (first: dm-99999)" in err
     graded = pl.read_csv(tmp_path / "graded" / "graded.csv").sort("id")
     assert graded["grade"].to_list() == ["correct", "wrong", "empty"]
 

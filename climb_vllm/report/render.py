@@ -1,0 +1,135 @@
+"""Tables as a reader of the HTML report sees them: numbers formatted by kind, each estimate with
+its interval in one cell, column names in words, long text that wraps or folds away.
+
+The CSV and Markdown files keep every column as computed; only the page is laid out for reading
+at a glance (and must fit 1280 px: the report test checks it in Chromium).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from typing import Any
+
+import polars as pl
+
+#: Column names shown in words where a layout kept a data name.
+COLUMN_WORDS = {
+    "split": "Split", "attribute": "Attribute", "n": "Items", "n_symptoms": "Symptoms per patient",
+    "share_pct": "Share (%)", "kind": "Kind", "grade": "Grade", "variant": "Variant",
+    "placement": "Placement", "outputs": "Outputs", "benchmark": "Benchmark", "model": "Model",
+    "revision": "Revision", "engine": "Engine", "names": "Names", "prompt": "Prompt",
+    "seeds": "Seeds", "packages": "Packages", "commit": "Commit", "started": "Started",
+    "intrinsic": "CLIMB intrinsic", "extrinsic": "CLIMB extrinsic", "biasmd": "BiasMD",
+    "diseasematcher": "DiseaseMatcher",
+}  # fmt: skip
+#: Columns whose numbers are percentages or percentage points (one decimal).
+_PERCENT = re.compile(r"%|\(pp\)|^Accuracy$|correct|^Position bias$|^Overall$")
+#: Text longer than this is folded into a <details> element.
+FOLD = 80
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
+
+
+def _is_percent(column: str, frame_columns: list[str]) -> bool:
+    """Percent columns: named so, or a BiasMD type column beside an "Overall" percentage."""
+    if _PERCENT.search(column):
+        return True
+    return "Overall" in frame_columns and column not in ("N", "Items") and column[:1].isupper()
+
+
+def number(value: float, percent: bool, column: str = "") -> str:
+    """One number as shown: percentages with one decimal, p-values and everything else (AssocMAD,
+    recall fractions, similarities) with three."""
+    if math.isnan(value):
+        return "n/a"
+    if percent:
+        return f"{value:.1f}"
+    if column == "p" and 0 < value < 0.001:
+        return "<0.001"
+    return f"{value:.3f}"
+
+
+def _interval(text: str, percent: bool) -> str:
+    """An interval string "[low, high]" re-formatted like its estimate."""
+    return _NUMBER.sub(lambda m: number(float(m.group()), percent), text)
+
+
+def _pairs(columns: list[str]) -> list[tuple[str, str | None]]:
+    """(column, its interval column or None) in display order; "X 95% CI" goes with X, a bare
+    interval column with the column before it."""
+    intervals: dict[str, str] = {}
+    for i, column in enumerate(columns):
+        if column.endswith("95% CI"):
+            base = column.removesuffix(" 95% CI").removesuffix("95% CI").strip()
+            owner = base if base in columns else (columns[i - 1] if i else None)
+            if owner is not None and owner not in intervals:
+                intervals[owner] = column
+    paired = set(intervals.values())
+    return [(c, intervals.get(c)) for c in columns if c not in paired]
+
+
+def _cell(value: Any, percent: bool, column: str, fold: bool) -> tuple[str, bool]:
+    """(HTML of one cell, whether it is numeric)."""
+    if value is None:
+        return "n/a", True
+    if isinstance(value, bool):
+        return ("yes" if value else ""), False
+    if isinstance(value, float):
+        return number(value, percent, column), True
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value), True
+    text = str(value)
+    if fold and len(text) > FOLD:
+        head = html.escape(text[:FOLD].rsplit(" ", 1)[0])
+        return f"<details><summary>{head} …</summary>{html.escape(text)}</details>", False
+    return html.escape(text), False
+
+
+def html_table(frame: pl.DataFrame, fold: bool = False) -> str:
+    """The page's table: estimates with their intervals below them, numbers by kind.
+
+    Args:
+        frame: the table as computed (the CSV's columns).
+        fold: fold text longer than :data:`FOLD` characters into a <details> element (for
+            provenance values that only some readers need).
+    """
+    columns = frame.columns
+    pairs = _pairs(columns)
+    head = "".join(
+        f"<th>{html.escape(COLUMN_WORDS.get(c, c))}"
+        + (" <small>(95% CI)</small>" if ci else "")
+        + "</th>"
+        for c, ci in pairs
+    )
+    rows = []
+    for record in frame.iter_rows(named=True):
+        cells = []
+        for column, ci in pairs:
+            percent = _is_percent(column, columns)
+            text, numeric = _cell(record[column], percent, column, fold)
+            if ci and record[ci] not in (None, "n/a"):
+                shown = html.escape(_interval(str(record[ci]), percent))
+                text += f"<small class='ci'>{shown}</small>"
+            cells.append(f"<td class='{'num' if numeric else 'text'}'>{text}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1200px;color:#222;
+padding:0 1rem}
+table{border-collapse:collapse;font-size:12px;margin:.5rem 0 .5rem;max-width:100%}
+th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
+th{background:#f2f2f2;text-align:left;font-weight:600}
+td.num{text-align:right;white-space:nowrap}td.text{text-align:left;overflow-wrap:anywhere}
+small.ci{display:block;color:#666;font-size:10px}
+details summary{cursor:pointer}
+figure{margin:1rem 0 2rem}figcaption{font-size:13px;color:#444}
+img{max-width:min(100%,760px)}
+h2{border-bottom:1px solid #ddd;padding-bottom:.2rem}pre{font-size:11px;white-space:pre-wrap}
+p.note{font-size:12px;color:#555;margin:.2rem 0 1.5rem}
+.missing,.scope-warning{border:1px solid #d9a400;background:#fff8e1;padding:.3rem 1rem;
+margin:1rem 0}
+nav.toc{font-size:13px;columns:2}
+"""
