@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from climb_vllm.core.errors import UserError
+from climb_vllm.demo_model import DEMO_MARKER
 from climb_vllm.engines.base import (
     EngineStats,
     GenerateRequest,
@@ -512,7 +513,7 @@ class LocalEngine:
             else None,
             # The random model of climb-vllm demo-model (its folder holds the marker file).
             "demo_model": self._fingerprint is not None
-            and (Path(self.model_id).expanduser() / "CLIMB_VLLM_DEMO_MODEL.txt").is_file(),
+            and (Path(self.model_id).expanduser() / DEMO_MARKER).is_file(),
             "device": str(self.device),
             "gpu": torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else None,
             "dtype": self.dtype_name,
