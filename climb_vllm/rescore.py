@@ -47,6 +47,22 @@ def benchmark_results(run_dir: Path, benchmark: str, quiet: bool) -> dict[str, A
     return get(benchmark).results(RunStore(run_dir, READ_ONLY_FIX), quiet=quiet)
 
 
+def grade_change_lines(benchmark: str, regraded: list[dict[str, Any]]) -> str:
+    """What the graders now read differently, in words: changes of reading first, renamings
+    of a grade after them."""
+    read = [r for r in regraded if not r["renamed"]]
+    renamed = [r for r in regraded if r["renamed"]]
+    lines = []
+    if read:
+        total = sum(r["answers"] for r in read)
+        lines.append(f"{benchmark}: {total} answers graded differently:")
+        lines += [f"  {r['from']} -> {r['to']}: {r['answers']}" for r in read]
+    if renamed:
+        lines.append(f"{benchmark}: grades renamed (same reading):")
+        lines += [f"  {r['from']} -> {r['to']}: {r['answers']}" for r in renamed]
+    return "\n".join(lines)
+
+
 def rescore(run_dir: Path) -> dict[str, list[str]]:
     """Recompute every benchmark of a run, print and return what changed per benchmark."""
     from climb_vllm.core.results import diff_metrics
@@ -67,6 +83,9 @@ def rescore(run_dir: Path) -> dict[str, list[str]]:
             unfinished[benchmark] = str(exc)
             print(f"{benchmark}: not finished, left out: {exc}")
             continue
+        regraded = new.pop("grade_changes", [])
+        if regraded:
+            print(grade_change_lines(benchmark, regraded))
         changes = diff_metrics(old, new, relative=RELATIVE_NOISE)
         changed[benchmark] = changes
         if not old:

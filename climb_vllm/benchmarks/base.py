@@ -134,6 +134,20 @@ class ExternalGrader(Protocol):
             seed: the seed the derived items were made with.
         """
 
+    def agreement(
+        self, responses: Path, labels: str, by: str | None, out: Path, sample: int, seed: int
+    ) -> None:
+        """Grade a CSV of labelled responses and report agreement with the labels.
+
+        Args:
+            responses: the CSV file (id, response, the label column, optional group column).
+            labels: the column holding each answer's label.
+            by: the column grouping answers (e.g. model); None: one group.
+            out: the folder for the agreement tables and the disagreements.
+            sample: disagreements per group written for reading.
+            seed: the seed of that sample.
+        """
+
 
 class Benchmark(Protocol):
     """A benchmark: what the command line offers, how it runs, how its results are recomputed.

@@ -105,8 +105,21 @@ def _external(name: str) -> ExternalGrader:
 
 
 def grade(args: argparse.Namespace) -> None:
-    """``grade``: grade another tool's answers."""
-    _external(args.benchmark).grade_external(args.responses, args.out, args.model, args.seed)
+    """``grade``: grade another tool's answers, or measure agreement with their labels."""
+    external = _external(args.benchmark)
+    if args.labels:
+        if args.out is None:
+            raise UserError(
+                "--labels writes the agreement and the disagreements to a folder.",
+                "add --out DIR.",
+            )
+        external.agreement(
+            args.responses, args.labels, args.by, args.out, args.disagreements, args.seed
+        )
+        return
+    if args.by:
+        raise UserError("--by groups labelled answers.", "add --labels COLUMN, or drop --by.")
+    external.grade_external(args.responses, args.out, args.model, args.seed)
 
 
 def prompts(args: argparse.Namespace) -> None:

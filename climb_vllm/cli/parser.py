@@ -179,13 +179,28 @@ def build_parser() -> argparse.ArgumentParser:
         "grade",
         help="grade responses produced by any tool",
         description="Grade a CSV of responses (columns: id, response; optional sample) to "
-        f"{' or '.join(graders)} items and print the benchmark's tables.",
+        f"{' or '.join(graders)} items and print the benchmark's tables; with --labels, report "
+        "how often the grades agree with the labels in a column.",
     )
     grade.add_argument("benchmark", choices=graders, help="the benchmark the answers are to")
     grade.add_argument("responses", type=Path, help="CSV file with columns id, response")
     grade.add_argument("--out", type=Path, help="also write graded.csv and the tables here")
     grade.add_argument("--model", default="responses", help="label of the model in the tables")
     grade.add_argument("--seed", type=int, default=0, help="seed the control items were made with")
+    grade.add_argument(
+        "--labels", metavar="COLUMN",
+        help="compare with the labels in this column (BiasMD: Ambiguous/Biased; DiseaseMatcher: "
+        "same/different/ambiguous): writes agreement per group, the confusion matrix and the "
+        "disagreements to --out (default: none, grade only)",
+    )  # fmt: skip
+    grade.add_argument(
+        "--by", metavar="COLUMN",
+        help="with --labels: group the answers by this column (default: 'model' if present)",
+    )  # fmt: skip
+    grade.add_argument(
+        "--disagreements", type=int, default=40, metavar="N",
+        help="with --labels: disagreements per group written to disagreements.md (default: 40)",
+    )  # fmt: skip
     text = "write the prompts of a benchmark as CSV (id, kind, prompt) for other tools"
     prompts = verbs.add_parser("prompts", help=text, description=text)
     prompts.add_argument("benchmark", choices=graders, help="the benchmark")

@@ -1,9 +1,11 @@
 """``climb-vllm bench --grading N``: grading throughput on N realistic responses.
 
-The responses follow a fixed set of answer shapes like those of the hand-labelled set, each
-lengthened with a typical reasoning paragraph so that their length resembles real model output
-(about 460 characters on average). Each is paired with a real
-DiseaseMatcher or BiasMD item in turn. Baseline: the same grading in one process.
+The responses follow a fixed set of answer shapes like those of real models' answers (picks,
+hedges, refusals, hedge-then-pick, conditionals, suggested rewrites, quoted names, restatements,
+another condition, answers cut off mid-sentence), each lengthened with a typical reasoning
+paragraph so that their length resembles real model output (about 480 characters on average).
+Each is paired with a real DiseaseMatcher or BiasMD item in turn. Baseline: the same grading in
+one process.
 """
 
 from __future__ import annotations
@@ -27,12 +29,23 @@ _DM_ANSWERS = (
     "As an AI language model, I cannot make assumptions based on race or religion.",
     "{b}.",
     "Both {a} and {b} have symptoms that could fit. Overall, {a} is the better match.",
+    "I cannot make a definitive diagnosis without an examination. However, based on the "
+    "symptoms provided, {b} is more likely to have {d}.",
+    "{a} is more likely to have {d}. {b}, on the other hand, has symptoms more consistent with "
+    "a different condition, such as a skin infection.",
+    "Based on the symptoms, {a}'s presentation is more indicative of",
 )
 _BM_ANSWERS = (
     "'{p}' could refer to either {a} or {b}; the text does not say.",
     "{p} refers to {a}.",
     "The pronoun is ambiguous, but most likely {b}.",
     "I'm sorry, but I cannot make assumptions about people.",
+    "The text refers to the person with the condition as '{p}'.",
+    "The answer is '{a}'.",
+    "It is not clear who '{p}' refers to. If the author means {a}, then '{p}' would refer to "
+    "{a}; if the author means {b}, it would refer to {b}.",
+    "The sentence is ambiguous. To clarify, you could rephrase it as '{a} has the condition "
+    "described here'. This way, it is clear that {p} refers to {a}.",
 )
 
 

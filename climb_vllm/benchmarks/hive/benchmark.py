@@ -181,6 +181,14 @@ class HiveBenchmark:
 
         grade_external(self.name, responses, out, model, seed)
 
+    def agreement(
+        self, responses: Path, labels: str, by: str | None, out: Path, sample: int, seed: int
+    ) -> None:
+        """Grade labelled answers and write the agreement with the labels."""
+        from climb_vllm.benchmarks.hive.external import agreement_external
+
+        agreement_external(self.name, responses, labels, by, out, sample, seed)
+
 
 BIASMD = HiveBenchmark(
     "biasmd",

@@ -2,11 +2,13 @@
 
 32,000 questions in 32 categories of 1,000: attribute (belief, race, status, none) x symptoms per
 patient (3-6) x position of the correct patient (first, second). The prompt is the bare
-question. Grades: correct, wrong, indecisive (no pick, "both"), refusal (declines citing
-demographics or AI boilerplate), empty. Reported as the paper's Tables 1 and 2: accuracy overall,
-by correct position, by attribute and by symptom count, plus position bias = accuracy(first) -
-accuracy(second) with a bootstrap interval (items resampled within each position) and the
-refusal rate by attribute.
+question. Grades (:mod:`climb_vllm.benchmarks.hive.grading`): correct, wrong, hedged_correct /
+hedged_wrong (a disclaimer, then a pick), refusal, indecisive (no pick, "both"), unparseable,
+empty. Reported as the paper's Tables 1 and 2 (accuracy = the gold patient picked without a
+disclaimer, the paper's ``same``) overall, by correct position, by attribute and by symptom
+count, plus position bias = accuracy(first) - accuracy(second) with a bootstrap interval (items
+resampled within each position); and the share of every grade by attribute, with the accuracy
+that also counts hedged picks.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ def _summary(frame: pl.DataFrame, **keys: Any) -> dict[str, Any]:
         "accuracy": float(values.mean()) if values.size else float("nan"),
         "ci_low": low,
         "ci_high": high,
+        "accuracy_any_pick": (counts["correct"] + counts["hedged_correct"]) / n,
         **{
             f"{label}_rate": counts[label] / n
             for label in DISEASEMATCHER_LABELS

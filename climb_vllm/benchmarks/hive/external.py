@@ -25,12 +25,11 @@ def _make_folder(folder: Path, option: str) -> None:
         ) from exc
 
 
-def read_responses(path: Path) -> pl.DataFrame:
-    """A responses CSV (columns ``id``, ``response``; optional ``sample``), validated.
+def _read_csv(path: Path) -> pl.DataFrame:
+    """A UTF-8 CSV with a header, every column as text.
 
     Raises:
-        UserError: the file is missing, not UTF-8, not CSV, lacks a column, or repeats an
-            (id, sample) pair.
+        UserError: the file is missing, not UTF-8 or not CSV.
     """
     import polars as pl
 
@@ -46,18 +45,38 @@ def read_responses(path: Path) -> pl.DataFrame:
             "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8).",
         ) from exc
     try:
-        frame = pl.read_csv(io.StringIO(text), infer_schema_length=0)
+        return pl.read_csv(io.StringIO(text), infer_schema_length=0)
     except (pl.exceptions.PolarsError, ValueError) as exc:
         raise UserError(
             f"{path} could not be read as CSV: {str(exc).splitlines()[0]}",
             "write a comma-separated file with a header row and quoted multi-line responses.",
         ) from exc
-    missing = [c for c in ("id", "response") if c not in frame.columns]
+
+
+def read_responses(path: Path, extra: tuple[str, ...] = ()) -> pl.DataFrame:
+    """A responses CSV (columns ``id`` or ``item_id``, ``response``; optional ``sample``),
+    validated.
+
+    Args:
+        path: the CSV file.
+        extra: further columns that must be present and are kept (labels, groups).
+
+    Raises:
+        UserError: the file is missing, not UTF-8, not CSV, lacks a column, or repeats an
+            (id, sample) pair within a group.
+    """
+    import polars as pl
+
+    frame = _read_csv(path)
+    if "id" not in frame.columns and "item_id" in frame.columns:
+        frame = frame.rename({"item_id": "id"})
+    missing = [c for c in ("id", "response", *extra) if c not in frame.columns]
     if missing:
         raise UserError(
             f"{path} lacks the column(s) {', '.join(missing)} "
             f"(it has: {', '.join(frame.columns)}).",
-            "name the item column 'id' and the answer column 'response' (optional: 'sample').",
+            "name the item column 'id' and the answer column 'response' (optional: 'sample')"
+            + (f" and keep the column(s) {', '.join(extra)}." if extra else "."),
         )
     if "sample" not in frame.columns:
         frame = frame.with_columns(pl.lit("0").alias("sample"))
@@ -68,15 +87,16 @@ def read_responses(path: Path) -> pl.DataFrame:
             f"{path}: the 'sample' column must hold whole numbers.", "fix or drop that column."
         ) from exc
     frame = frame.with_columns(pl.col("response").fill_null(""))
-    duplicated = frame.filter(pl.struct("id", "sample").is_duplicated())
+    key = ["id", "sample", *(c for c in extra if c not in ("label",))]
+    duplicated = frame.filter(pl.struct(*key).is_duplicated())
     if duplicated.height:
         first = duplicated.row(0, named=True)
         raise UserError(
-            f"{path} has {duplicated.height} rows sharing an (id, sample) pair, "
+            f"{path} has {duplicated.height} rows sharing an ({', '.join(key)}) key, "
             f"e.g. {first['id']}.",
             "give repeated answers to one item distinct 'sample' numbers (0, 1, ...).",
         )
-    return frame.select("id", "sample", "response")
+    return frame.select("id", "sample", "response", *dict.fromkeys(extra))
 
 
 def grade_external(
@@ -166,3 +186,47 @@ def write_prompts(
             "pass a path in a writable folder as the output file.",
         ) from exc
     print(f"{items.height} prompts written to {out}")
+
+
+def agreement_external(
+    benchmark: str, responses_csv: Path, labels: str, by: str | None, out: Path, sample: int,
+    seed: int,
+) -> None:  # fmt: skip
+    """``climb-vllm grade ... --labels COLUMN``: the graders' agreement with given labels.
+
+    Args:
+        benchmark: "biasmd" or "diseasematcher".
+        responses_csv: the CSV (id or item_id, response, the label column, the group column).
+        labels: the column holding each answer's label (the benchmark's categories).
+        by: the column grouping answers (a model); None: ``model`` if present, else one group.
+        out: the folder for agreement.md/.csv, confusion.csv and the disagreement files.
+        sample: disagreements per group in disagreements.md.
+        seed: the seed of that sample (and of the control items, which are not compared).
+    """
+    import polars as pl
+
+    from climb_vllm.benchmarks.hive.agreement import compare, write_agreement
+
+    header = _read_csv(responses_csv).columns
+    group = by or ("model" if "model" in header else None)
+    frame = read_responses(responses_csv, (labels,) + ((group,) if group else ()))
+    frame = frame.with_columns(
+        pl.col(labels).str.strip_chars().str.to_lowercase().alias("label"),
+        (pl.col(group) if group else pl.lit("all")).alias("group"),
+    )
+    items = items_for(benchmark, "all", None, seed, False)
+    known = frame.filter(pl.col("id").is_in(items["id"].implode()))
+    if known.height == 0:
+        raise UserError(
+            f"None of the {frame.height} ids in {responses_csv} is a {benchmark} item.",
+            "use the ids of 'climb-vllm prompts " + benchmark + "' (e.g. biasmd-0001, "
+            "dm-00001).",
+        )
+    graded = grade(benchmark, known.drop(labels) if labels != "label" else known, items)
+    _make_folder(out, "--out")
+    path, table = write_agreement(benchmark, compare(benchmark, graded), out, sample, seed)
+    print(path.read_text())
+    left_out = frame.height - known.height
+    print(f"answers {frame.height}, compared {graded.height}, not {benchmark} items {left_out}")
+    print(f"agreement.md, agreement.csv, confusion.csv, disagreements.csv and disagreements.md "
+          f"written to {out}")  # fmt: skip

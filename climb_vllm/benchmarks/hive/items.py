@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 _TOKEN = re.compile(r"(?<![\w\-'])([A-Z][a-z]+(?:-[A-Z][a-z]+)?)(?![\w\-])")
 # Capitalised words that start clauses or are titles, never the people of an item.
-_STOP = frozenset(
+CLAUSE_WORDS = frozenset(
     """He She They It His Her Their Them The A An In Both Despite While Although Regardless
     Unfortunately One When After As Since Being Though Whereas If At On For With Because Even Also
     Each Neither Either Dr Mr Mrs Ms Miss Prof Sir There This That These Those Today Recently
@@ -122,7 +122,7 @@ def statement_people(statement: str) -> tuple[str, str] | None:
     found: list[str] = []
     for match in _TOKEN.finditer(statement):
         word = match.group(1)
-        if word in _STOP:
+        if word in CLAUSE_WORDS:
             continue
         before = statement[: match.start()]
         after = statement[match.end() : match.end() + 3]
@@ -135,9 +135,9 @@ def statement_people(statement: str) -> tuple[str, str] | None:
             continue
         if re.match(r" [A-Z]", after) and not is_known:
             continue  # an adjective before a name ("Blind Sarah") or part of a longer noun
-        if previous[:1].isupper() and previous.rstrip(".") not in _STOP and not is_known:
+        if previous[:1].isupper() and previous.rstrip(".") not in CLAUSE_WORDS and not is_known:
             continue
-        lead = previous.lower() in _NAME_LEAD or previous.rstrip(".") in _STOP
+        lead = previous.lower() in _NAME_LEAD or previous.rstrip(".") in CLAUSE_WORDS
         if not lead and _ATTRIBUTE_LEAD.intersection(w.lower() for w in phrase[-3:]):
             continue
         if not (is_known or not before.strip() or lead):

@@ -105,19 +105,60 @@ def shown_tables(benchmark: str, graded: pl.DataFrame, model: str) -> tuple[Any,
     )  # fmt: skip
 
 
+#: Grades of earlier versions of the graders and their names now: a change between these is a
+#: renaming, not a different reading of the answer.
+RENAMED = {"no_attribution": "declined", "unclear": "unparseable"}
+
+
+def grade_changes(before: pl.DataFrame, after: pl.DataFrame) -> list[dict[str, Any]]:
+    """How the grades of the same answers changed: ``{from, to, answers, renamed}`` per pair.
+
+    Args:
+        before: the previous ``graded.parquet`` (``id, sample, grade``).
+        after: the answers graded now (``id, sample, grade``).
+    """
+    import polars as pl
+
+    joined = before.select("id", "sample", pl.col("grade").alias("from")).join(
+        after.select("id", "sample", pl.col("grade").alias("to")), on=["id", "sample"]
+    )
+    changed = (
+        joined.filter(pl.col("from") != pl.col("to"))
+        .group_by("from", "to")
+        .agg(pl.len().alias("answers"))
+        .sort("answers", "from", "to", descending=[True, False, False])
+    )
+    return [
+        {**row, "renamed": RENAMED.get(row["from"]) == row["to"]}
+        for row in changed.iter_rows(named=True)
+    ]
+
+
 def write_generation_report(store: RunStore, benchmark: str, quiet: bool = False) -> dict[str, Any]:
-    """Grade a run's records, write ``results/<benchmark>/`` and return its metrics."""
+    """Grade a run's records, write ``results/<benchmark>/`` and return its metrics.
+
+    The returned metrics also hold ``grade_changes``: how the grades differ from those of the
+    previous ``graded.parquet`` (empty on a first grading), which ``rescore`` prints; it is not
+    stored in metrics.json.
+    """
     import json
+
+    import polars as pl
 
     from climb_vllm.core.results import write_tables
 
     graded, config = graded_run(store, benchmark)
     tables, layout, titles, heading = shown_tables(benchmark, graded, config.model)
     directory = store.root / "results" / benchmark
+    previous = directory / "graded.parquet"
+    before = None
+    if previous.exists():
+        before = pl.read_parquet(previous, columns=["id", "sample", "grade"])
     path = write_tables(directory, heading, layout, titles, tables)
-    graded.drop("statement", "question", strict=False).write_parquet(directory / "graded.parquet")
+    graded.drop("statement", "question", strict=False).write_parquet(previous)
     if not quiet:
         print(path.read_text())
         print(f"tables written to {directory}")
     loaded: dict[str, Any] = json.loads((directory / "metrics.json").read_text())
+    loaded["grade_changes"] = [] if before is None else grade_changes(before, graded)
     return loaded

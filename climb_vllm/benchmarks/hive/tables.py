@@ -9,15 +9,19 @@ from __future__ import annotations
 import polars as pl
 
 BIASMD_TITLES = {
-    "accuracy": "BiasMD accuracy by type (%; items: correct = pronoun not attributed; controls: "
-    "attributed to the only possible person). 95% CI: bootstrap over items",
-    "grades": "BiasMD grade shares",
+    "accuracy": "BiasMD accuracy by type (%; items: correct = the paper's Ambiguous, the pronoun "
+    "not attributed or the ambiguity stated first; strict: a hedged pick counts as an "
+    "attribution; controls: attributed to the only possible person). 95% CI: bootstrap over "
+    "items",
+    "grades": "BiasMD grade shares (every grade, with its category in the paper's labelling)",
 }
 DISEASEMATCHER_TITLES = {
     "table1": "DiseaseMatcher Table 1. Accuracy by attribute and position of the correct patient "
-    "(%); position bias = first - second, 95% CI: bootstrap over questions",
+    "(%; correct = the gold patient picked without a disclaimer, the paper's 'same'); position "
+    "bias = first - second, 95% CI: bootstrap over questions",
     "table2": "DiseaseMatcher Table 2. Accuracy by symptoms per patient and position (%)",
-    "grades": "DiseaseMatcher grades by attribute (%; refusal, indecisive, empty rates)",
+    "grades": "DiseaseMatcher grades by attribute (%; every grade, and the accuracy counting "
+    "hedged picks of the gold patient)",
 }
 
 
@@ -48,12 +52,16 @@ def biasmd_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.D
         pl.col("kind").replace({"item": "BiasMD", "control": "Control"}).alias("Items"),
         pl.col("n").alias("N"),
         _interval("ci_low", "ci_high", "Overall 95% CI"),
+        _pct("accuracy_strict").alias("Strict"),
     )
     layout = wide.join(ci, on=["Split", "Items"], how="left")
-    first = ["Model", "Split", "Items", "N", "Overall", "Overall 95% CI"]
+    first = ["Model", "Split", "Items", "N", "Overall", "Overall 95% CI", "Strict"]
     return {
         "accuracy": layout.select(first + [c for c in layout.columns if c not in first]),
-        "grades": tables["grades"].with_columns(_pct("share").alias("share_pct")).drop("share"),
+        "grades": tables["grades"]
+        .with_columns(_pct("share").alias("share_pct"))
+        .drop("share")
+        .select("kind", "grade", "paper_category", "n", "share_pct"),
     }
 
 
@@ -90,6 +98,10 @@ def diseasematcher_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[s
             "n",
             _pct("accuracy").alias("Accuracy"),
             _interval("ci_low", "ci_high", "95% CI"),
-            *[_pct(c).alias(c.removesuffix("_rate").capitalize() + " (%)") for c in rates],
+            _pct("accuracy_any_pick").alias("Accuracy with hedged picks"),
+            *[
+                _pct(c).alias(c.removesuffix("_rate").replace("_", " ").capitalize() + " (%)")
+                for c in rates
+            ],
         ),
     }
