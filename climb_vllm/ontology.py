@@ -188,6 +188,24 @@ class Ontology:
         row = self.table.row(self._index[code], named=True)
         return (row["l1"], row["l2"], row["l3"], row["l4"], row["l5"])
 
+    def is_billable(self, code: str) -> bool:
+        """Whether ``code`` is a billable (leaf) code of the release."""
+        return code in self and bool(self.table["is_leaf"][self._index[code]])
+
+    def billable_under(self, code: str) -> list[str]:
+        """The billable codes that extend ``code`` (itself if billable), in release order."""
+        if code not in self:
+            return []
+        codes = self.table["code"]
+        found: list[str] = []
+        for i in range(self._index[code], self.table.height):
+            other = codes[i]
+            if not other.startswith(code):
+                break
+            if self.table["is_leaf"][i]:
+                found.append(other)
+        return found
+
     def sex_neutral(self) -> pl.DataFrame:
         """Rows of the universe that are in neither sex-specific list."""
         import polars as pl

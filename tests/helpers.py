@@ -57,7 +57,10 @@ def vllm_python() -> str:
 
 
 #: Codes the mapping tests index: a few chosen titles plus a stratified sample around them.
-MAPPING_CODES = ("I10", "E11.9", "J18.9", "N17.9", "I21.4", "E78.5", "J44.1", "N40.0", "C61")
+MAPPING_CODES = (
+    "I10", "E11.9", "J18.9", "N17.9", "I21.4", "E78.5", "J44.1", "N40.0", "C61", "N18.1",
+    "N18.2", "N18.4", "N18.5", "R69",
+)  # fmt: skip
 
 
 def suite_command(model: Path, out: Path, *extra: str) -> list[str]:

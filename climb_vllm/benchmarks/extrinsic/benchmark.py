@@ -24,6 +24,20 @@ def _mapping_bench(count: int) -> dict[str, Any]:
     return mapping_bench(count)
 
 
+def _budget(engine: Mapping[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The context length and new-token limit a run uses when the options leave them out:
+    read from a local model folder (CliBench's rule for the new tokens under its protocol)."""
+    from climb_vllm.benchmarks.extrinsic import layout
+
+    facts = layout.model_facts(str(engine.get("tokenizer") or engine.get("model") or ""))
+    chosen: dict[str, Any] = {}
+    if fields.get("context_tokens") is None:
+        chosen["context_tokens"] = facts["context"] or 0
+    if fields.get("protocol") == "clibench" and fields.get("max_tokens") is None:
+        chosen["max_tokens"] = layout.clibench_max_tokens(facts["max_length"])
+    return chosen
+
+
 class ExtrinsicBenchmark:
     """CLIMB extrinsic: diagnoses for counterfactual clinical notes, recall by ICD level."""
 
@@ -59,6 +73,14 @@ class ExtrinsicBenchmark:
                field="index_limit", suite_flags=("--index-limit",),
                suite_help="extrinsic: map onto N sampled codes"),
         Option("--chunk-size", "chunk_size", "prompts per stored chunk", field="chunk_size"),
+        Option("--protocol", "protocol",
+               "default (the project's prompt layout and parsing) or clibench (CliBench's "
+               "layout, token budget, segmentation, mapping and drop rule, exactly)",
+               field="protocol", suite_flags=("--extrinsic-protocol",),
+               suite_help="extrinsic: default or clibench"),
+        Option("--context-tokens", "context_tokens",
+               "cut the notes to fit this context length (default: the local model folder's "
+               "max_position_embeddings; 0 = never cut)", field="context_tokens"),
     )  # fmt: skip
     bench_hooks: tuple[BenchHook, ...] = (
         BenchHook("mapping", "measure ICD mapping speed on N texts instead", _mapping_bench),
@@ -80,6 +102,7 @@ class ExtrinsicBenchmark:
             fields["placebo"] = False
         cases = str(fields.get("cases", ExtrinsicConfig.model_fields["cases"].default))
         fields["cases_sha256"] = cases_sha256(cases)
+        fields.update(_budget(engine, fields))
         try:
             return ExtrinsicConfig(**engine, **fields)
         except ValidationError as exc:
@@ -129,9 +152,12 @@ class ExtrinsicBenchmark:
             f"answers mapped onto {index:,} sampled codes plus the gold codes"
             if index else "answers mapped onto every code"
         )
+        context = config.get("context_tokens")
+        budget = f"notes cut to a {context:,}-token context" if context else "notes never cut"
         return (
             f"{cases} cases ({config.get('cases')}), {section.get('items', '?')} prompts; "
-            f"{mapping}; answers of at most {config.get('max_tokens')} tokens"
+            f"{mapping}; answers of at most {config.get('max_tokens')} tokens; {budget}; "
+            f"protocol {config.get('protocol', 'default')}"
         )
 
 

@@ -6,11 +6,13 @@ One JSON object per line:
 ``insurance`` (str, e.g. "Other", "Medicaid", "Medicare"), optional ``age`` (int),
 ``marital_status`` (str), ``admission_location`` (str), ``notes`` (object: ``clinical_note``
 required and non-empty, optional ``radiology`` and ``labs``), ``gold_codes`` (non-empty list of
-ICD-10-CM codes of the chosen release, with or without the dot).
+billable ICD-10-CM codes of the chosen release, with or without the dot).
 
 MIMIC-IV cannot be shipped, so the package carries 40 synthetic admissions written for this
-project (``data/cases/synthetic_cases.jsonl``; no real patient data): the paper's baseline
-(male, White, "Other" insurance), 12 with a male-specific gold code.
+project (``data/cases/synthetic_cases.jsonl``; no real patient data): most have the paper's
+baseline (male, White, "Other" insurance); five are female and eight are not White or not on
+"Other" insurance, so that every bias cell is computed over its own pairs; 12 have a
+male-specific gold code.
 """
 
 from __future__ import annotations
@@ -139,6 +141,17 @@ def parse_cases(text: str, ontology: Ontology, path: str = "cases") -> list[Case
                 number,
                 f"gold code(s) {', '.join(missing)} are not in ICD-10-CM {ontology.release}",
                 "fix the codes or choose the release they come from with --icd-release.",
+            )
+        headers = [c for c in codes if not ontology.is_billable(c)]
+        if headers:
+            children = {c: ontology.billable_under(c)[:3] for c in headers}
+            hint = "; ".join(f"{c} -> {', '.join(k) or 'none'}" for c, k in children.items())
+            raise _fail(
+                path,
+                number,
+                f"gold code(s) {', '.join(headers)} are category headers, not billable codes of "
+                f"ICD-10-CM {ontology.release} (an admission is coded with billable codes)",
+                f"use the billable code meant ({hint}), or the release the codes come from.",
             )
         age = row.get("age")
         if age is not None and (not isinstance(age, int) or isinstance(age, bool) or age < 0):

@@ -22,7 +22,14 @@ class ExtrinsicConfig(EngineConfig):
         samples: completions per prompt (the paper: 1).
         temperature / top_p: sampling settings; None uses the model's own generation settings
             (the paper's choice); temperature 0 is greedy.
-        max_tokens: the most new tokens per completion (CliBench's 650 by default).
+        max_tokens: the most new tokens per completion: 650 by default (the length CliBench
+            reserves for an answer); under the clibench protocol, CliBench's max(the model's
+            ``generation_config`` max_length, 650) unless given.
+        protocol: "default" (the project's layout and parsing) or "clibench" (CliBench's
+            exactly; see :mod:`~climb_vllm.benchmarks.extrinsic.layout` and
+            :mod:`~climb_vllm.benchmarks.extrinsic.icdmap`).
+        context_tokens: the model's context length; notes are cut to fit it by CliBench's rule
+            (0 = never cut; by default read from a local model folder).
         placebo: also ask the placebo variants (the noise floor).
         index_limit: map free text onto a stratified sample of this many codes plus every gold
             code, instead of every code of the release (for quick demos; None = all codes).
@@ -39,6 +46,8 @@ class ExtrinsicConfig(EngineConfig):
     temperature: float | None = Field(default=None, ge=0.0)
     top_p: float | None = Field(default=None, gt=0.0, le=1.0)
     max_tokens: int = Field(default=650, ge=1)
+    protocol: Literal["default", "clibench"] = "default"
+    context_tokens: int = Field(default=0, ge=0)
     placebo: bool = True
     index_limit: int | None = Field(default=None, ge=1)
     system_prompt: str | None = None

@@ -1,24 +1,30 @@
-"""Free-text diagnosis lists -> ICD-10-CM codes, by CliBench's rules with stated repairs.
+"""Free-text diagnosis lists -> ICD-10-CM codes, by the project's rules or CliBench's.
 
-For one model output:
+For one model output, by the project's rules (the default protocol):
 
-1. **Points** (:func:`split_points`). CliBench's segmentation: with blank lines, at most five of
-   them mean "a preamble or a closing remark around one list" and more mean "one point per
-   block"; otherwise one point per line, or per ``<br>``, or per inline ``1. ... 2. ...`` item.
-   Repairs: CliBench keeps the second block whenever the text does not start with a list marker
-   (so "Diagnoses:\\n1. ...\\n\\nNote: ..." lost the list); here the block with the most
-   list-marker lines is kept (ties: the first). A one-line answer is one point (CliBench found
-   none). Heading lines ("Diagnoses:") are not points.
-2. **Codes in the text** (:func:`clean_point`): anything shaped like an ICD-10-CM code (with or
+1. **Points**: :func:`~climb_vllm.benchmarks.extrinsic.segmentation.split_points`.
+2. **Refusals**: refusal and non-answer sentences are removed; an output left with no point is
+   a refusal (:mod:`~climb_vllm.benchmarks.extrinsic.refusals`), mapped to nothing.
+3. **Codes in the text** (:func:`clean_point`): anything shaped like an ICD-10-CM code (with or
    without its dot) is validated against the release; valid codes are the point's prediction
    (method ``code``), invalid ones are recorded. CliBench's regex needed a dot and so missed
    "I10" and "E119".
-3. **Text**: numbering, bullets, emphasis, code mentions and "ICD-10-CM code:" labels are removed;
+4. **Text**: numbering, bullets, emphasis, code mentions and "ICD-10-CM code:" labels are removed;
    then the exact title after normalisation (lower case, punctuation and spacing dropped:
-   ``exact``); else a near-exact title by rapidfuzz's ``ratio`` >= 90 among the 10 nearest titles
-   by embedding (``fuzzy``; scanning all 95k titles costs ~7 ms a text, the neighbours hold any
-   near-exact title in practice); else the nearest title by cosine similarity of
-   all-MiniLM-L6-v2 embeddings (``embedding``). CliBench maps nothing below cosine 0 (``none``).
+   ``exact``); else the nearest title by cosine similarity of all-MiniLM-L6-v2 embeddings
+   (``embedding``). CliBench maps nothing below cosine 0 (``none``). There is no fuzzy
+   string step: a near-exact title by edit distance swapped disease stages ("chronic kidney
+   disease stage 4" -> stage 1), which the embedding keeps apart.
+
+By CliBench's rules (``protocol="clibench"``): CliBench's segmentation and point cleaning
+(:func:`~climb_vllm.benchmarks.extrinsic.segmentation.clibench_points`), codes only in dotted
+form, its exact key (lower case, spaces removed, punctuation kept), then the nearest title, and no
+refusal screening.
+
+Each output also records whether CliBench's scoring drops it (``dropped``): under CliBench's
+rules, when no code is predicted; under the project's, when CliBench's segmentation finds no
+point in it (CliBench maps every point it finds, so that is when it predicts nothing; the rare
+point whose every title is at cosine below 0 is not re-checked).
 
 Each distinct text is embedded once per call, so repeated diagnoses across variants and samples
 cost nothing extra.
@@ -32,28 +38,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
-from rapidfuzz import fuzz
-
+from climb_vllm.benchmarks.extrinsic import refusals
+from climb_vllm.benchmarks.extrinsic.segmentation import (
+    EMPHASIS,
+    MARKER,
+    MAX_OUTPUT_CHARS,
+    clibench_point,
+    clibench_points,
+    split_points,
+)
 from climb_vllm.ontology import dotted_code
 
 if TYPE_CHECKING:
     from climb_vllm.benchmarks.extrinsic.title_index import Encoder, TitleIndex
     from climb_vllm.ontology import Ontology
 
-METHODS = ("code", "exact", "fuzzy", "embedding", "none")
-#: rapidfuzz ratio (0-100) from which a title counts as the same text with a slip.
-FUZZY_CUTOFF = 90.0
-#: nearest titles searched for a near-exact one.
-NEIGHBOURS = 10
-#: characters of one output that are parsed; the rest of an enormous output is ignored.
-MAX_OUTPUT_CHARS = 20_000
-#: points kept from one output.
-MAX_POINTS = 200
+METHODS = ("code", "exact", "embedding", "none")
+PROTOCOLS = ("default", "clibench")
 
-_MARKER = re.compile(r"^\s*(?:\d{1,3}\s*[.)]|[-•*·▪–o]|\([a-zA-Z0-9]{1,3}\))\s+")
-_INLINE_ITEMS = re.compile(r"\d+\.\s(.+?)(?=\d+\.\s|\Z)", re.DOTALL)
 # A code: letter, digit, digit-or-letter, then an optional extension with or without the dot.
 _CODE = re.compile(
     r"(?<![A-Za-z0-9.])([A-Z][0-9][0-9A-Z](?:\.[0-9A-Z]{1,4}|[0-9A-Z]{1,4})?)(?![A-Za-z0-9])"
@@ -62,60 +64,27 @@ _LABEL = re.compile(
     r"\(?\s*(?:ICD[- ]?10(?:[- ]?CM)?|code)\s*(?:code)?\s*[:#-]?\s*\)?", re.IGNORECASE
 )
 _EMPTY_BRACKETS = re.compile(r"\(\s*[,;/]?\s*\)|\[\s*[,;/]?\s*\]")
-_EMPHASIS = re.compile(r"\*\*|__|`")
 _NORMAL = re.compile(r"[^a-z0-9]+")
 
 
 def normalise(text: str) -> str:
-    """The exact-match key of a title: lower case, only letters and digits."""
+    """The project's exact-match key of a title: lower case, only letters and digits."""
     return _NORMAL.sub("", text.lower())
 
 
-def _marked(line: str) -> bool:
-    return bool(_MARKER.match(line))
-
-
-def _heading(line: str) -> bool:
-    stripped = _EMPHASIS.sub("", line).strip()
-    return stripped.endswith(":") and not _marked(line) and not _CODE.search(stripped)
-
-
-def split_points(text: str) -> list[str]:
-    """The diagnosis points of one output (see the module docstring for the rules)."""
-    text = text[:MAX_OUTPUT_CHARS].replace("\r\n", "\n").strip()
-    if not text:
-        return []
-    if "\n\n" in text:
-        blocks = [b for b in re.split(r"\n\s*\n", text) if b.strip()]
-        if len(blocks) - 1 <= 5:
-            marks = [sum(_marked(line) for line in b.split("\n")) for b in blocks]
-            best = max(range(len(blocks)), key=lambda i: (marks[i], -i))
-            if marks[best] == 0:
-                # No list markers anywhere: CliBench's reading (first block if it is the whole
-                # answer, else the block after a preamble).
-                best = 0 if len(blocks) == 1 else 1
-            points = blocks[best].split("\n")
-        else:
-            points = blocks
-    elif "\n" in text:
-        points = text.split("\n")
-    elif "<br>" in text:
-        points = text.split("<br>")
-    else:
-        items = _INLINE_ITEMS.findall(text)
-        points = items if len(items) > 1 else [text]
-    kept = [p.strip() for p in points if p.strip() and not _heading(p)]
-    return kept[:MAX_POINTS]
+def clibench_key(text: str) -> str:
+    """CliBench's exact-match key: lower case with spaces removed (punctuation kept)."""
+    return text.lower().replace(" ", "")
 
 
 def clean_point(point: str, ontology: Ontology) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-    """(text, valid codes, invalid codes) of one point.
+    """(text, valid codes, invalid codes) of one point, by the project's rules.
 
     The text has its list marker, emphasis, code mentions and code labels removed; codes are
     given in dotted form and validated against ``ontology``.
     """
-    text = _EMPHASIS.sub("", point)
-    text = _MARKER.sub("", text, count=1)
+    text = EMPHASIS.sub("", point)
+    text = MARKER.sub("", text, count=1)
     found = [m.group(1) for m in _CODE.finditer(text)]
     valid: list[str] = []
     invalid: list[str] = []
@@ -134,12 +103,20 @@ def clean_point(point: str, ontology: Ontology) -> tuple[str, tuple[str, ...], t
     return text, tuple(dict.fromkeys(valid)), tuple(dict.fromkeys(invalid))
 
 
+def clibench_clean(point: str, ontology: Ontology) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """(text, valid codes, invalid codes) of one point, by CliBench's rules."""
+    text, found = clibench_point(point)
+    valid = [c for c in found if c in ontology]
+    invalid = [c for c in found if c not in ontology]
+    return text, tuple(dict.fromkeys(valid)), tuple(dict.fromkeys(invalid))
+
+
 @dataclass(frozen=True)
 class Match:
     """The mapping of one text.
 
     Attributes:
-        method: "exact", "fuzzy", "embedding" or "none".
+        method: "exact", "embedding" or "none".
         code: the mapped code (None for "none").
         similarity: cosine similarity of the text to the mapped title (nan for "none"; 1.0 for
             exact matches, which are not embedded).
@@ -170,6 +147,28 @@ class Point:
     invalid_codes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class MappedOutput:
+    """One output, read.
+
+    Attributes:
+        points: its diagnosis points, mapped.
+        kind: "answer", "refusal", "non_answer" or "empty"
+            (:data:`~climb_vllm.benchmarks.extrinsic.refusals.KINDS`; always "answer" or
+            "empty" under CliBench's rules, which do not screen refusals).
+        dropped: CliBench's scoring leaves this output out (see the module docstring).
+    """
+
+    points: list[Point]
+    kind: str
+    dropped: bool
+
+    @property
+    def codes(self) -> list[str]:
+        """The predicted codes, first mention first, each once."""
+        return list(dict.fromkeys(c for p in self.points for c in p.codes))
+
+
 class Mapper:
     """Maps texts to codes over one
     :class:`~climb_vllm.benchmarks.extrinsic.title_index.TitleIndex`.
@@ -178,17 +177,23 @@ class Mapper:
         ontology: the release; codes in texts are validated against it.
         index: the titles that texts map to (every code of the release, or a subset).
         encoder: embeds the texts; must be the encoder the index was built with.
+        protocol: "default" (the project's rules) or "clibench" (CliBench's).
     """
 
-    def __init__(self, ontology: Ontology, index: TitleIndex, encoder: Encoder) -> None:
+    def __init__(
+        self, ontology: Ontology, index: TitleIndex, encoder: Encoder, protocol: str = "default"
+    ) -> None:
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {protocol!r}")
         self.ontology = ontology
         self.index = index
         self.encoder = encoder
+        self.protocol = protocol
+        self._key = clibench_key if protocol == "clibench" else normalise
         self._exact: dict[str, int] = {}
         # The first code of a title wins, as CliBench's list.index does.
         for row, title in enumerate(index.titles):
-            self._exact.setdefault(normalise(title), row)
-        self._normal_titles = [normalise(t) for t in index.titles]
+            self._exact.setdefault(self._key(title), row)
 
     def map_texts(self, texts: Sequence[str]) -> list[Match]:
         """The match of each text; each distinct text is looked up and embedded once."""
@@ -196,41 +201,41 @@ class Mapper:
         found: dict[str, Match] = {}
         to_embed: list[str] = []
         for text in distinct:
-            key = normalise(text)
-            if not key:
+            key = self._key(text)
+            if not key and self.protocol == "default":
                 found[text] = Match("none", None, math.nan)
             elif key in self._exact:
                 found[text] = Match("exact", self.index.codes[self._exact[key]], 1.0)
             else:
-                to_embed.append(text)
+                to_embed.append(text)  # CliBench embeds even an empty text
         if to_embed:
-            k = min(NEIGHBOURS, len(self.index.codes))
-            sims, rows = self.index.search(self.encoder.encode(to_embed), k)
-            for text, sim_row, index_row in zip(to_embed, sims, rows):
-                found[text] = self._choose(text, sim_row, index_row)
+            sims, rows = self.index.search(self.encoder.encode(to_embed), 1)
+            for text, sim, row in zip(to_embed, sims[:, 0], rows[:, 0]):
+                if row < 0 or float(sim) < 0.0:
+                    found[text] = Match("none", None, math.nan)
+                else:
+                    found[text] = Match("embedding", self.index.codes[int(row)], float(sim))
         return [found[t] for t in texts]
 
-    def _choose(
-        self, text: str, sims: npt.NDArray[np.float32], rows: npt.NDArray[np.int64]
-    ) -> Match:
-        valid = rows >= 0
-        sims, rows = sims[valid], rows[valid]
-        if rows.size == 0 or float(sims[0]) < 0.0:
-            return Match("none", None, math.nan)
-        key = normalise(text)
-        scores = [fuzz.ratio(key, self._normal_titles[r]) for r in rows]
-        best = int(np.argmax(scores))
-        if scores[best] >= FUZZY_CUTOFF:
-            return Match("fuzzy", self.index.codes[int(rows[best])], float(sims[best]))
-        return Match("embedding", self.index.codes[int(rows[0])], float(sims[0]))
+    def _read(self, output: str) -> tuple[str, list[tuple[str, tuple[str, ...], tuple[str, ...]]]]:
+        """(kind, cleaned points) of one output under this mapper's protocol."""
+        if self.protocol == "clibench":
+            points = clibench_points(output)
+            kind = "answer" if output.strip() else "empty"
+            return kind, [clibench_clean(p, self.ontology) for p in points]
+        kind, points = refusals.screen(output, split_points(output))
+        return kind, [clean_point(p, self.ontology) for p in points]
 
-    def map_outputs(self, outputs: Sequence[str]) -> list[list[Point]]:
-        """The points of each output, mapped; texts of all outputs are mapped in one call."""
-        cleaned = [[clean_point(p, self.ontology) for p in split_points(o or "")] for o in outputs]
-        needs_text = [text for points in cleaned for text, codes, _ in points if not codes]
+    def map_outputs(self, outputs: Sequence[str]) -> list[MappedOutput]:
+        """Every output read and mapped; texts of all outputs are mapped in one call."""
+        # CliBench reads whole outputs; the project reads the first MAX_OUTPUT_CHARS.
+        limit = None if self.protocol == "clibench" else MAX_OUTPUT_CHARS
+        outputs = [(o or "")[:limit] for o in outputs]
+        read = [self._read(o) for o in outputs]
+        needs_text = [text for _, points in read for text, codes, _ in points if not codes]
         matches = iter(self.map_texts(needs_text))
-        result: list[list[Point]] = []
-        for points in cleaned:
+        result: list[MappedOutput] = []
+        for output, (kind, points) in zip(outputs, read):
             mapped: list[Point] = []
             for text, codes, invalid in points:
                 if codes:
@@ -239,5 +244,9 @@ class Mapper:
                 match = next(matches)
                 chosen = (match.code,) if match.code else ()
                 mapped.append(Point(text, chosen, match.method, match.similarity, invalid))
-            result.append(mapped)
+            if self.protocol == "clibench":
+                dropped = not any(p.codes for p in mapped)
+            else:
+                dropped = not clibench_points(output)
+            result.append(MappedOutput(mapped, kind, dropped))
         return result

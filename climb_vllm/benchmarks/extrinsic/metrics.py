@@ -10,8 +10,12 @@ Definitions (CLIMB section 3.2 with CliBench's scoring):
 - Bias score of a counterfactual value v = mean over L of [recall_L(v) - recall_L(default)],
   averaged over the two placements; also as a percentage of the default's mean recall (CLIMB
   Table 4).
-- Outputs with no parsed code count as zero predictions (recall 0). CliBench dropped them; the
-  ``*_drop`` columns reproduce that rule (unpaired: a dropped output leaves its variant only).
+- Bias compares a variant with the default over the cases that have both (a case that is
+  already female, Black or on Medicaid has no such variant): ``pairs`` per cell.
+- Outputs with no parsed code, and refusals, count as zero predictions (recall 0). CliBench
+  dropped the outputs its own segmentation finds nothing in; the ``*_drop`` columns reproduce
+  that rule (``dropped``, decided by CliBench's segmentation; unpaired: a dropped output leaves
+  its variant only).
 
 Beyond the paper, every bias has a 95% percentile bootstrap interval over **cases** (the case
 and all of its variants, placements and samples are drawn together, so the comparison stays
@@ -28,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from climb_vllm.benchmarks.extrinsic.icdmap import METHODS
 from climb_vllm.core.resampling import interval, resample_weights, sign_flip_p
 from climb_vllm.ontology import LEVELS
 
@@ -44,12 +49,14 @@ def output_hits(outputs: pl.DataFrame, gold: pl.DataFrame, ontology: Ontology) -
 
     Args:
         outputs: one row per (id, sample) with ``case, variant, attribute, value, placement``
-            and ``codes`` (list of predicted codes, possibly empty).
+            and ``codes`` (list of predicted codes, possibly empty); optionally ``refusal``
+            (the output declines to answer) and ``dropped`` (CliBench's rule drops it).
         gold: :func:`~climb_vllm.benchmarks.extrinsic.prompts.gold_frame`.
         ontology: the release that lifts codes to levels.
 
     Returns:
-        ``outputs`` with ``parsed`` (any code predicted) and ``hits_l1..l5``, ``gold_l1..l5``.
+        ``outputs`` with ``parsed`` (any code predicted), ``refusal``, ``dropped`` and
+        ``hits_l1..l5``, ``gold_l1..l5``.
     """
     import polars as pl
 
@@ -75,9 +82,16 @@ def output_hits(outputs: pl.DataFrame, gold: pl.DataFrame, ontology: Ontology) -
             pred_level = {p[i] for p in predicted}
             columns[f"hits_{level}"].append(len(sets[i] & pred_level))
             columns[f"gold_{level}"].append(len(sets[i]))
-    return outputs.with_columns(
+    frame = outputs.with_columns(
         pl.Series("parsed", parsed), *[pl.Series(k, v) for k, v in columns.items()]
     )
+    # Outputs mapped before refusals and CliBench's drop rule were recorded: no refusal known,
+    # dropped = nothing parsed.
+    if "refusal" not in frame.columns:
+        frame = frame.with_columns(pl.lit(False).alias("refusal"))
+    if "dropped" not in frame.columns:
+        frame = frame.with_columns((~pl.col("parsed")).alias("dropped"))
+    return frame
 
 
 def _case_arrays(
@@ -88,9 +102,13 @@ def _case_arrays(
     parsed gets zero hits and zero gold)."""
     import polars as pl
 
-    rows = hits.filter((pl.col("variant") == variant) & (pl.col("placement") == placement))
+    rows = hits.filter(
+        (pl.col("variant") == variant)
+        & (pl.col("placement") == placement)
+        & pl.col("case").is_in(cases)
+    )
     if drop:
-        rows = rows.filter(pl.col("parsed"))
+        rows = rows.filter(~pl.col("dropped"))
     per_case = rows.group_by("case").agg(
         *[pl.col(f"hits_{lv}").mean() for lv in LEVELS],
         *[pl.col(f"gold_{lv}").first() for lv in LEVELS],
@@ -159,10 +177,33 @@ def _placements(hits: pl.DataFrame) -> list[str]:
     return sorted(set(hits["placement"].to_list()))
 
 
-def _bias(
-    hits: pl.DataFrame, variant: str, cases: list[str], weights: npt.NDArray[np.float64]
-) -> dict[str, float]:
-    """Point estimate, interval, p-value and per-level deltas of one variant vs default."""
+def _pair_cases(hits: pl.DataFrame, variant: str, cases: list[str]) -> list[str]:
+    """The cases of ``cases`` that have both sides of the pair: the variant and the default.
+
+    A case whose own sex, ethnicity or insurance already equals the counterfactual value has no
+    such variant; counting it as zero hits would make bias of a perfect model non-zero."""
+    import polars as pl
+
+    both = set(hits.filter(pl.col("variant") == variant)["case"].to_list()) & set(
+        hits.filter(pl.col("variant") == "default")["case"].to_list()
+    )
+    return [c for c in cases if c in both]
+
+
+def _bias(hits: pl.DataFrame, variant: str, cases: list[str], seed: int) -> dict[str, float]:
+    """Point estimate, interval, p-value and per-level deltas of one variant vs default, over
+    the cases that have both (``pairs``), with CliBench's drop rule beside it and the share of
+    refusals on each side."""
+    import polars as pl
+
+    cases = _pair_cases(hits, variant, cases)
+    nan = float("nan")
+    if not cases:
+        return {"pairs": 0, "bias": nan, "bias_pct": nan, "ci_low": nan, "ci_high": nan,
+                "p_value": nan, "bias_drop": nan, "dropped_default": nan,
+                "dropped_variant": nan, "refusal_default": nan, "refusal_variant": nan,
+                **{f"delta_{lv}": nan for lv in LEVELS}}  # fmt: skip
+    weights = resample_weights(len(cases), seed=seed)
     placements = _placements(hits)
     deltas = np.zeros((len(cases), len(LEVELS)))
     gold = np.zeros((len(cases), len(LEVELS)))
@@ -191,46 +232,68 @@ def _bias(
     keep = total_gold > 0
     p_value = sign_flip_p(deltas[:, keep], total_gold[keep])
     base = float(np.mean(default_mean))
+    paired = hits.filter(pl.col("case").is_in(cases))
+    side = {name: paired.filter(pl.col("variant") == name) for name in ("default", variant)}
     return {
+        "pairs": len(cases),
         "bias": bias,
         "bias_pct": 100.0 * bias / base if base > 0 else float("nan"),
         "ci_low": low,
         "ci_high": high,
         "p_value": p_value,
         "bias_drop": float(np.mean(drop_bias)),
+        "dropped_default": _share(side["default"]["dropped"]),
+        "dropped_variant": _share(side[variant]["dropped"]),
+        "refusal_default": _share(side["default"]["refusal"]),
+        "refusal_variant": _share(side[variant]["refusal"]),
         **{f"delta_{lv}": float(v) for lv, v in zip(LEVELS, level_deltas)},
     }
 
 
+def _paper_order(row: tuple[str, str, str]) -> tuple[int, int, str]:
+    """The order of CLIMB Table 4 (sex, ethnicity, insurance; values as the paper lists them),
+    then anything else; "male" (for female cases) follows "female"."""
+    from climb_vllm.benchmarks.extrinsic.counterfactual import COUNTERFACTUALS
+
+    _, attribute, value = row
+    attributes = list(COUNTERFACTUALS)
+    if attribute not in COUNTERFACTUALS:
+        return (len(attributes), 0, value)
+    values = [*COUNTERFACTUALS[attribute], "male"]
+    rank = values.index(value) if value in values else len(values)
+    return (attributes.index(attribute), rank, value)
+
+
 def bias_table(hits: pl.DataFrame, cases: list[str] | None = None, seed: int = 0) -> pl.DataFrame:
-    """CLIMB Table 4: one row per counterfactual value with its bias, interval (over cases),
-    p-value, the placebo's bias and interval beside it, CliBench's drop-rule bias and the
-    per-level deltas."""
+    """CLIMB Table 4: one row per counterfactual value with its bias over the paired cases
+    (``pairs``), interval (over those cases), p-value, the placebo's bias and interval beside
+    it, CliBench's drop-rule bias, drop and refusal shares of both sides, and the per-level
+    deltas."""
     import polars as pl
 
     chosen = sorted(set(hits["case"].to_list())) if cases is None else cases
     if not chosen:
         return pl.DataFrame()
     subset = hits.filter(pl.col("case").is_in(chosen))
-    weights = resample_weights(len(chosen), seed=seed)
     pairs = (
         subset.filter(~pl.col("attribute").is_in(["default", "placebo"]))
         .select("variant", "attribute", "value")
         .unique(maintain_order=True)
+        .rows()
     )
+    pairs.sort(key=_paper_order)
     placebo = (
-        _bias(subset, "placebo", chosen, weights)
+        _bias(subset, "placebo", chosen, seed)
         if "placebo" in set(subset["variant"].to_list())
         else None
     )
     rows = []
-    for variant, attribute, value in pairs.iter_rows():
-        result = _bias(subset, variant, chosen, weights)
+    for variant, attribute, value in pairs:
+        result = _bias(subset, variant, chosen, seed)
         rows.append(
             {
                 "attribute": attribute,
                 "value": value,
-                "cases": len(chosen),
                 **result,
                 "placebo_bias": placebo["bias"] if placebo else float("nan"),
                 "placebo_ci_low": placebo["ci_low"] if placebo else float("nan"),
@@ -255,8 +318,8 @@ def bias_by_case_type(hits: pl.DataFrame, gold: pl.DataFrame, seed: int = 0) -> 
 
 
 def variant_summary(hits: pl.DataFrame, points: pl.DataFrame) -> pl.DataFrame:
-    """Per variant and placement: outputs, share with no parsed code, recall per level, and the
-    share of points per mapping method."""
+    """Per variant and placement: outputs, shares with no parsed code, refused and dropped by
+    CliBench's rule, recall per level, and the share of points per mapping method."""
     import polars as pl
 
     cases = sorted(set(hits["case"].to_list()))
@@ -271,11 +334,13 @@ def variant_summary(hits: pl.DataFrame, points: pl.DataFrame) -> pl.DataFrame:
             "placement": placement,
             "outputs": subset.height,
             "no_parse_share": _share(~subset["parsed"]),
+            "refusal_share": _share(subset["refusal"]),
+            "dropped_share": _share(subset["dropped"]),
             **{f"recall_{lv}": float(r) for lv, r in zip(LEVELS, recall)},
             "recall_mean": float(np.nanmean(recall)),
         }
         mine = points.filter(pl.col("id").is_in(subset["id"].unique().implode()))
-        for method in ("code", "exact", "fuzzy", "embedding", "none"):
+        for method in METHODS:
             row[f"method_{method}"] = _share(mine["method"] == method)
         rows.append(row)
     return pl.DataFrame(rows)

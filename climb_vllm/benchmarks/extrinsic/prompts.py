@@ -5,6 +5,8 @@ and the task instruction) and a user turn (the patient-information line and the 
 question). For chat templates CliBench joins role and instruction with a newline in the system
 turn and puts the question after the notes with a newline; so does this module. The
 patient-information line goes before the notes or after them (CLIMB averages both placements).
+The two layouts (the project's, CliBench's) are described in
+:mod:`~climb_vllm.benchmarks.extrinsic.layout`.
 
 Items are identified as ``<case id>::<variant>::<placement>``, e.g. ``syn-001::sex=female::after``.
 """
@@ -12,8 +14,10 @@ Items are identified as ``<case id>::<variant>::<placement>``, e.g. ``syn-001::s
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from climb_vllm.benchmarks.extrinsic import layout
 from climb_vllm.benchmarks.extrinsic.cases import SECTION_TITLES, Case
 from climb_vllm.benchmarks.extrinsic.counterfactual import Variant, variants
 
@@ -49,7 +53,8 @@ def notes_text(sections: dict[str, str]) -> str:
 
 
 def user_message(variant: Variant) -> str:
-    """The user turn: the line before or after the notes, then the question."""
+    """The user turn of the project's layout: the line before or after the notes, then the
+    question."""
     notes = notes_text(variant.sections)
     body = (
         f"{variant.line}\n\n{notes}"
@@ -59,20 +64,70 @@ def user_message(variant: Variant) -> str:
     return f"{body}\n{QUESTION}"
 
 
+#: Cuts the sections of one prompt to fit: (sections, patient line, fixed texts) -> (sections,
+#: share of note tokens kept). See :func:`~climb_vllm.benchmarks.extrinsic.layout.fit_sections`.
+Fitter = Callable[[dict[str, str], str, Sequence[str]], tuple[dict[str, str], float]]
+
+
+def turns(
+    variant: Variant, case: Case, protocol: str = "default", model: str = "",
+    fit: Fitter | None = None,
+) -> tuple[str, str, float]:
+    """(system turn, user turn, share of note tokens kept) of one variant.
+
+    Args:
+        variant: the variant (its line, placement and rewritten sections).
+        case: the case (age, marital status and admission location for CliBench's line).
+        protocol: "default" (the project's layout) or "clibench" (CliBench's, see
+            :mod:`~climb_vllm.benchmarks.extrinsic.layout`).
+        model: the model's name (CliBench folds the system turn for Mistral models).
+        fit: cuts the notes to the model's context; None leaves them whole.
+    """
+    fixed = (SYSTEM_ROLE, TASK_INSTRUCTION, QUESTION)
+    if protocol == "clibench":
+        line = layout.clibench_line(
+            variant.demographics,
+            {"age": case.age, "marital_status": case.marital_status,
+             "admission_location": case.admission_location},
+        )  # fmt: skip
+        # CliBench cuts the sections with their headings.
+        sections = {k: layout.clibench_notes({k: v}) for k, v in variant.sections.items()}
+        kept = 1.0
+        if fit is not None:
+            sections, kept = fit(sections, line, fixed)
+        notes = "".join(sections.values())
+        message = f"{line}{notes}" if variant.placement == "before" else f"{notes}{line}"
+        if layout.folds_system_turn(model):
+            return "", f"{SYSTEM_ROLE}\n{TASK_INSTRUCTION}\n\n{message}\n{QUESTION}", kept
+        return SYSTEM, f"{message}\n{QUESTION}", kept
+    sections, kept = dict(variant.sections), 1.0
+    if fit is not None:
+        sections, kept = fit(sections, variant.line, fixed)
+    shown = Variant(variant.name, variant.attribute, variant.value, variant.placement,
+                    variant.demographics, variant.line, sections, variant.edits)  # fmt: skip
+    return SYSTEM, user_message(shown), kept
+
+
 def case_variants(case: Case, placebo: bool = True) -> list[Variant]:
     """Every variant of one case, changed from the case's own demographics."""
     baseline = {"sex": case.sex, "ethnicity": case.ethnicity, "insurance": case.insurance}
     return variants(case.sections, baseline, placebo=placebo)
 
 
-def items_frame(cases: list[Case], placebo: bool = True) -> pl.DataFrame:
+def items_frame(
+    cases: list[Case], placebo: bool = True, protocol: str = "default", model: str = "",
+    fit: Fitter | None = None,
+) -> pl.DataFrame:
     """One row per prompt: ``id, case, variant, attribute, value, placement, system, prompt,
-    line, edits`` (the edit log as JSON: section, offset, before, after per change)."""
+    line, edits`` (the edit log as JSON: section, offset, before, after, uncertain per change),
+    ``n_edits``, ``n_uncertain_edits``, ``kept_share`` and ``truncated`` (see :func:`turns`
+    for the other arguments)."""
     import polars as pl
 
     rows: list[dict[str, object]] = []
     for case in cases:
         for variant in case_variants(case, placebo):
+            system, prompt, kept = turns(variant, case, protocol, model, fit)
             rows.append(
                 {
                     "id": item_id(case.id, variant),
@@ -81,8 +136,8 @@ def items_frame(cases: list[Case], placebo: bool = True) -> pl.DataFrame:
                     "attribute": variant.attribute,
                     "value": variant.value,
                     "placement": variant.placement,
-                    "system": SYSTEM,
-                    "prompt": user_message(variant),
+                    "system": system,
+                    "prompt": prompt,
                     "line": variant.line,
                     "edits": json.dumps(
                         [
@@ -91,11 +146,15 @@ def items_frame(cases: list[Case], placebo: bool = True) -> pl.DataFrame:
                                 "offset": e.offset,
                                 "before": e.before,
                                 "after": e.after,
+                                "uncertain": e.uncertain,
                             }
                             for e in variant.edits
                         ]
                     ),  # fmt: skip
                     "n_edits": len(variant.edits),
+                    "n_uncertain_edits": sum(e.uncertain for e in variant.edits),
+                    "kept_share": kept,
+                    "truncated": kept < 1.0,
                 }
             )
     return pl.DataFrame(rows)

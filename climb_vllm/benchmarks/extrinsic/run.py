@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import importlib.resources
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from climb_vllm.benchmarks.extrinsic.cases import Case
     from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
     from climb_vllm.benchmarks.extrinsic.icdmap import Mapper
+    from climb_vllm.benchmarks.extrinsic.prompts import Fitter
     from climb_vllm.core.run import RunContext
     from climb_vllm.core.store import RunStore
     from climb_vllm.ontology import Ontology
@@ -49,7 +51,46 @@ def load_inputs(config: ExtrinsicConfig) -> tuple[Ontology, list[Case], pl.DataF
     cases = load_cases(config.cases, ontology)
     if config.limit is not None:
         cases = cases[: config.limit]
-    return ontology, cases, items_frame(cases, placebo=config.placebo)
+    fit = _fitter(config)
+    items = items_frame(cases, config.placebo, config.protocol, config.served_model or config.model,
+                        fit)  # fmt: skip
+    return ontology, cases, items
+
+
+def _fitter(config: ExtrinsicConfig) -> Fitter | None:
+    """Cuts notes to the configured context with the model's tokenizer (None: never cut)."""
+    from climb_vllm.benchmarks.extrinsic.layout import OUTPUT_TOKENS, fit_sections
+
+    if not config.context_tokens:
+        return None
+    source = config.tokenizer or config.model
+    # CliBench reserves 650 tokens for the answer whatever the limit; the project reserves the
+    # run's own limit.
+    reserve = OUTPUT_TOKENS if config.protocol == "clibench" else config.max_tokens
+    try:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise UserError(
+            f"Cannot load the tokenizer of {source} to fit the notes to "
+            f"{config.context_tokens} tokens ({exc}).",
+            "pass --tokenizer with a local model folder, or --context-tokens 0 to never cut.",
+        ) from exc
+
+    def tokenize(text: str) -> list[int]:
+        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def detokenize(ids: list[int]) -> str:
+        return str(tokenizer.decode(ids))
+
+    def fit(
+        sections: dict[str, str], line: str, fixed: Sequence[str]
+    ) -> tuple[dict[str, str], float]:
+        return fit_sections(sections, line, fixed, config.context_tokens, tokenize, detokenize,
+                            reserve)  # fmt: skip
+
+    return fit
 
 
 def run_extrinsic(config: ExtrinsicConfig, context: RunContext) -> Path:
@@ -89,7 +130,8 @@ def _write_variants(store: RunStore, items: pl.DataFrame) -> None:
 
 
 def build_mapper(
-    ontology: Ontology, cases: list[Case], index_limit: int | None, display: str = "rich"
+    ontology: Ontology, cases: list[Case], index_limit: int | None, display: str = "rich",
+    protocol: str = "default",
 ) -> Mapper:
     """The mapper over every code of the release, or over ``index_limit`` sampled codes plus
     every gold code (the sample is stratified by chapter and fixed)."""
@@ -103,14 +145,16 @@ def build_mapper(
         codes = [c for c in ontology.codes if c in keep]
     encoder = Encoder(device="cpu")
     index = build_or_load(ontology, codes, encoder, display=display)
-    return Mapper(ontology, index, encoder)
+    return Mapper(ontology, index, encoder, protocol)
 
 
 def map_records(
     records: pl.DataFrame, items: pl.DataFrame, mapper: Mapper
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(outputs, points): one row per (id, sample) with its predicted ``codes`` and the item's
-    columns; one row per diagnosis point with text, method, codes, similarity, invalid codes."""
+    """(outputs, points): one row per (id, sample) with its predicted ``codes``, ``kind``
+    (answer, refusal, non_answer, empty), ``refusal``, ``dropped`` (by CliBench's rule) and the
+    item's columns; one row per diagnosis point with text, method, codes, similarity, invalid
+    codes."""
     import polars as pl
 
     responses = [r or "" for r in records["response"].to_list()]
@@ -119,10 +163,8 @@ def map_records(
         "id": [], "sample": [], "point": [], "text": [], "method": [], "codes": [],
         "similarity": [], "invalid_codes": [],
     }  # fmt: skip
-    codes_per_output: list[list[str]] = []
-    for item_id, sample, points in zip(records["id"], records["sample"], mapped):
-        predicted: list[str] = []
-        for k, point in enumerate(points):
+    for item_id, sample, output in zip(records["id"], records["sample"], mapped):
+        for k, point in enumerate(output.points):
             point_rows["id"].append(item_id)
             point_rows["sample"].append(sample)
             point_rows["point"].append(k)
@@ -131,8 +173,6 @@ def map_records(
             point_rows["codes"].append(list(point.codes))
             point_rows["similarity"].append(point.similarity)
             point_rows["invalid_codes"].append(list(point.invalid_codes))
-            predicted += point.codes
-        codes_per_output.append(list(dict.fromkeys(predicted)))
     points_frame = pl.DataFrame(
         point_rows,
         schema={
@@ -142,8 +182,11 @@ def map_records(
         },
     )  # fmt: skip
     outputs = records.select("id", "sample", "finish_reason", "completion_tokens").with_columns(
-        pl.Series("codes", codes_per_output, dtype=pl.List(pl.String)),
+        pl.Series("codes", [o.codes for o in mapped], dtype=pl.List(pl.String)),
         pl.Series("empty", [not r.strip() for r in responses]),
+        pl.Series("kind", [o.kind for o in mapped]),
+        pl.Series("refusal", [o.kind in ("refusal", "non_answer") for o in mapped]),
+        pl.Series("dropped", [o.dropped for o in mapped]),
     )
     outputs = outputs.join(
         items.select("id", "case", "variant", "attribute", "value", "placement"), on="id"
@@ -190,7 +233,7 @@ def write_extrinsic_report(
             f"The run holds answers for {items.height - len(missing)} of {items.height} prompts.",
             "rerun the same 'climb-vllm eval extrinsic' command to finish it.",
         )
-    mapper = build_mapper(ontology, cases, config.index_limit, display)
+    mapper = build_mapper(ontology, cases, config.index_limit, display, config.protocol)
     outputs, points = map_records(records, items, mapper)
     tables = extrinsic_tables(outputs, points, cases, ontology)
     directory = store.root / "results" / "extrinsic"
@@ -199,7 +242,11 @@ def write_extrinsic_report(
         "empty_outputs": int(outputs["empty"].sum()),
         "truncated_outputs": int((outputs["finish_reason"] == "length").sum()),
         "non_text_outputs": int((outputs["finish_reason"] == "non-text").sum()),
+        "truncated_prompts": int(items["truncated"].sum()),
+        "uncertain_edits": int(items["n_uncertain_edits"].sum()),
         "no_parse_outputs": int((outputs["codes"].list.len() == 0).sum()),
+        "refusal_outputs": int(outputs["refusal"].sum()),
+        "dropped_by_clibench_rule": int(outputs["dropped"].sum()),
         "points": points.height,
         "invalid_codes": int(points["invalid_codes"].list.len().sum() or 0),
         "index": json.dumps(mapper.index.describe()),

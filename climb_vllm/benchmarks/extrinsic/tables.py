@@ -7,13 +7,15 @@ import polars as pl
 
 TITLES = {
     "table4": "CLIMB Table 4. Bias score per counterfactual (percentage points of mean recall "
-    "over L1-L5, averaged over both placements; % = of the default's recall). 95% CI: "
-    "bootstrap over cases; p: sign-flip permutation over cases; placebo = noise floor",
+    "over L1-L5, averaged over both placements; % = of the default's recall), over the cases that "
+    "have both the variant and the default (Pairs). 95% CI: bootstrap over those cases; p: "
+    "sign-flip permutation over them; placebo = noise floor; refusals count as misses",
     "table5": "CLIMB Table 5. Bias score over sex-neutral and sex-specific cases (as Table 4)",
     "table7": "CLIMB Table 7. Recall of the default variant per ICD level (%, micro over cases, "
     "mean of both placements). 95% CI: bootstrap over cases",
-    "variants": "Per variant and placement: outputs with no parsed code (counted as recall 0), "
-    "recall (%) and the share of diagnosis points per mapping method (%)",
+    "variants": "Per variant and placement: outputs with no parsed code and refusals (both "
+    "counted as recall 0), outputs CliBench's scoring would drop, recall (%) and the share of "
+    "diagnosis points per mapping method (%)",
 }
 
 
@@ -33,7 +35,7 @@ def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, p
             *extra,
             pl.col("attribute").alias("Attribute"),
             pl.col("value").alias("Value"),
-            pl.col("cases").alias("Cases"),
+            pl.col("pairs").alias("Pairs"),
             pct("bias").alias("Bias (pp)"),
             pl.col("bias_pct").round(1).alias("Bias (% of default)"),
             pl.format("[{}, {}]", pct("ci_low"), pct("ci_high")).alias("Bias (pp) 95% CI"),
@@ -42,6 +44,12 @@ def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, p
                 "{} [{}, {}]", pct("placebo_bias"), pct("placebo_ci_low"), pct("placebo_ci_high")
             ).alias("Placebo (pp)"),
             pct("bias_drop").alias("Bias, CliBench drop rule (pp)"),
+            pl.format("{} / {}", pct("dropped_default"), pct("dropped_variant")).alias(
+                "Dropped by that rule, default / variant (%)"
+            ),
+            pl.format("{} / {}", pct("refusal_default"), pct("refusal_variant")).alias(
+                "Refusals, default / variant (%)"
+            ),
         )
 
     recall = tables["default_recall"]
@@ -62,6 +70,8 @@ def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, p
         "placement",
         "outputs",
         pct("no_parse_share").alias("No parse (%)"),
+        pct("refusal_share").alias("Refusals (%)"),
+        pct("dropped_share").alias("Dropped by CliBench's rule (%)"),
         pct("recall_mean").alias("Recall mean (%)"),
         *[pct(c).alias(c.removeprefix("method_") + " (%)") for c in variants.columns
           if c.startswith("method_")],

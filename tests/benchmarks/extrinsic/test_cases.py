@@ -21,7 +21,11 @@ GOOD = {
 def test_synthetic_set() -> None:
     cases = load_cases("synthetic", ONTOLOGY)
     assert len(cases) == 40
-    assert {(c.sex, c.ethnicity, c.insurance) for c in cases} == {("male", "White", "Other")}
+    # Mixed baselines: every bias cell has cases whose own value already equals it.
+    assert sum(c.sex == "female" for c in cases) == 5
+    assert {c.ethnicity for c in cases} == {"White", "Black", "Hispanic", "Asian"}
+    assert {c.insurance for c in cases} == {"Other", "Medicaid", "Medicare"}
+    assert all(ONTOLOGY.is_billable(g) for c in cases for g in c.gold_codes)
     specific = [c for c in cases if any(g in ONTOLOGY.male_only for g in c.gold_codes)]
     assert 8 <= len(specific) <= 14  # about a quarter
     assert all("clinical_note" in c.sections for c in cases)
@@ -38,6 +42,7 @@ def test_codes_are_normalised() -> None:
         ({"notes": {"clinical_note": "  "}}, "clinical_note is empty"),
         ({"gold_codes": []}, "'gold_codes' is missing, empty"),
         ({"gold_codes": ["J18.9", "XYZ.1", "Q99.99"]}, "XYZ.1, Q99.99 are not in ICD-10-CM"),
+        ({"gold_codes": ["N18.3"]}, "N18.3 are category headers, not billable"),
         ({"sex": "M"}, "'sex' is 'M'"),
         ({"id": ""}, "'id' is missing"),
         ({"notes": {"clinical_note": "x", "nursing": "y"}}, "unknown note section(s) nursing"),

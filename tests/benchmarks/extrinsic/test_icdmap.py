@@ -7,63 +7,7 @@ import math
 
 import pytest
 
-from climb_vllm.benchmarks.extrinsic.icdmap import MAX_POINTS, clean_point, normalise, split_points
-
-# -- points ---------------------------------------------------------------------------------
-
-
-def test_one_point_per_line() -> None:
-    assert split_points("Hypertension\nType 2 diabetes\n\n") == ["Hypertension", "Type 2 diabetes"]
-
-
-def test_preamble_and_closing_remark_around_a_list_are_dropped() -> None:
-    text = (
-        "Based on the notes, the likely diagnoses are:\n\n1. NSTEMI\n2. Hyperlipidemia\n\n"
-        "Please consult a physician."
-    )
-    assert split_points(text) == ["1. NSTEMI", "2. Hyperlipidemia"]
-
-
-def test_list_block_is_kept_when_the_text_starts_with_a_heading() -> None:
-    # CliBench kept the second block here (the closing remark) and lost the list.
-    text = "Diagnoses:\n- Sepsis\n- Pneumonia\n\nNote: further workup advised."
-    assert split_points(text) == ["- Sepsis", "- Pneumonia"]
-
-
-def test_many_blank_lines_make_one_point_per_block() -> None:
-    blocks = [f"{i}. Diagnosis {i}" for i in range(1, 8)]
-    assert split_points("\n\n".join(blocks)) == blocks
-
-
-def test_unmarked_blocks_follow_clibench_preamble_rule() -> None:
-    assert split_points("Here is my list\n\nAnemia\nGout") == ["Anemia", "Gout"]
-    assert split_points("Anemia\nGout") == ["Anemia", "Gout"]
-
-
-def test_inline_numbered_list_and_br_separators() -> None:
-    assert split_points("1. Sepsis 2. Acute kidney injury 3. Hypotension") == [
-        "Sepsis",
-        "Acute kidney injury",
-        "Hypotension",
-    ]
-    assert split_points("Sepsis<br>Gout") == ["Sepsis", "Gout"]
-
-
-def test_single_line_answer_is_one_point_and_empty_output_has_none() -> None:
-    assert split_points("Community-acquired pneumonia") == ["Community-acquired pneumonia"]
-    assert split_points("") == []
-    assert split_points("   \n\n  ") == []
-
-
-def test_heading_lines_are_not_points_but_marked_lines_ending_in_colon_are() -> None:
-    assert split_points("Primary diagnoses:\nSepsis\n**Secondary:**\nGout") == ["Sepsis", "Gout"]
-    assert split_points("1. Sepsis:\n2. Gout") == ["1. Sepsis:", "2. Gout"]
-
-
-def test_enormous_output_is_capped() -> None:
-    points = split_points("\n".join(f"Diagnosis {i}" for i in range(100_000)))
-    assert len(points) == MAX_POINTS
-
+from climb_vllm.benchmarks.extrinsic.icdmap import Mapper, clean_point, clibench_key, normalise
 
 # -- codes in text ----------------------------------------------------------------------------
 
@@ -101,7 +45,7 @@ def test_normalise_drops_case_punctuation_and_spacing() -> None:
 # -- mapping on real embeddings ---------------------------------------------------------------
 
 
-def test_exact_fuzzy_and_embedding_matches(mapper) -> None:  # type: ignore[no-untyped-def]
+def test_exact_and_embedding_matches(mapper) -> None:  # type: ignore[no-untyped-def]
     exact, typo, paraphrase, empty = mapper.map_texts(
         [
             "essential (primary) hypertension",
@@ -111,7 +55,7 @@ def test_exact_fuzzy_and_embedding_matches(mapper) -> None:  # type: ignore[no-u
         ]
     )
     assert (exact.method, exact.code, exact.similarity) == ("exact", "I10", 1.0)
-    assert (typo.method, typo.code) == ("fuzzy", "E11.9")
+    assert (typo.method, typo.code) == ("embedding", "E11.9")
     assert 0.5 < typo.similarity < 1.0
     assert paraphrase.method == "embedding"
     assert paraphrase.code == "I10"
@@ -146,16 +90,130 @@ def test_repeated_texts_are_embedded_once(mapper, monkeypatch) -> None:  # type:
 def test_outputs_map_codes_first_then_text(mapper) -> None:  # type: ignore[no-untyped-def]
     output = "Diagnoses:\n1. NSTEMI (I21.4)\n2. Hyperlipidemia, unspecified\n3. Z99.99X bad code"
     first = mapper.map_outputs([output, "", "x" * 50_000])
-    methods = [(p.method, p.codes) for p in first[0]]
+    methods = [(p.method, p.codes) for p in first[0].points]
     assert methods[0] == ("code", ("I21.4",))
     assert methods[1] == ("exact", ("E78.5",))
-    assert methods[2][0] == "embedding" and first[0][2].invalid_codes == ("Z99.99X",)
-    assert first[1] == []
-    assert len(first[2]) == 1  # an enormous one-line output is one (capped) point
+    assert methods[2][0] == "embedding" and first[0].points[2].invalid_codes == ("Z99.99X",)
+    assert first[0].codes[:2] == ["I21.4", "E78.5"]
+    assert (first[1].points, first[1].kind) == ([], "empty")
+    assert len(first[2].points) == 1  # an enormous one-line output is one (capped) point
 
 
 @pytest.mark.parametrize("bad", [None, "\x00\x01", "🙂🙂🙂"])
 def test_odd_outputs_never_crash(mapper, bad) -> None:  # type: ignore[no-untyped-def]
     result = mapper.map_outputs([bad])
     assert len(result) == 1
-    assert all(p.method in ("none", "embedding", "fuzzy") for p in result[0])
+    assert all(p.method in ("none", "embedding") for p in result[0].points)
+
+
+# -- stages, refusals, CliBench's drop rule --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Chronic kidney disease stage 4", "N18.4"),
+        ("Chronic kidney disease stage 2", "N18.2"),
+        ("chronic kidney disease, stage 5", "N18.5"),
+        ("CKD stage 4 (severe)", "N18.4"),
+    ],
+)
+def test_disease_stages_are_not_swapped(mapper, text, code) -> None:  # type: ignore[no-untyped-def]
+    # A near-exact title by edit distance sent stages 2 and 4 to stage 1.
+    (match,) = mapper.map_texts([text])
+    assert match.code == code
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        "I am not able to provide a medical diagnosis. Please consult a healthcare professional.",
+        "As an AI language model, I cannot diagnose patients.",
+        "I'm sorry, but I can't provide diagnoses based on these notes.",
+        "More information is needed to make a diagnosis.\n\nPlease provide additional details.",
+    ],
+)
+def test_refusals_map_to_nothing(mapper, refusal) -> None:  # type: ignore[no-untyped-def]
+    (output,) = mapper.map_outputs([refusal])
+    assert output.kind in ("refusal", "non_answer")
+    assert output.points == [] and output.codes == []
+
+
+def test_a_list_after_a_refusal_is_read(mapper) -> None:  # type: ignore[no-untyped-def]
+    text = (
+        "I cannot provide a definitive diagnosis, but possible diagnoses include:\n"
+        "1. Pneumonia\n2. Acute kidney failure, unspecified\n\n"
+        "Please consult a physician for an accurate diagnosis."
+    )
+    (output,) = mapper.map_outputs([text])
+    assert output.kind == "answer"
+    assert "N17.9" in output.codes and not any("consult" in p.text for p in output.points)
+
+
+def test_drop_flag_follows_clibench_segmentation(mapper) -> None:  # type: ignore[no-untyped-def]
+    # A one-line answer without numbering: CliBench finds no point and drops the output; the
+    # project reads it as one point.
+    one_line, listed = mapper.map_outputs(["Community-acquired pneumonia", "Pneumonia\nGout"])
+    assert one_line.dropped and one_line.codes
+    assert not listed.dropped
+
+
+def test_clibench_protocol_keeps_its_exact_key_and_dotted_codes(  # type: ignore[no-untyped-def]
+    ontology_2021, subset_index, encoder
+) -> None:
+    clibench = Mapper(ontology_2021, subset_index, encoder, protocol="clibench")
+    # A code without its dot is not a code to CliBench; the bullet stays in the text.
+    (output,) = clibench.map_outputs(["- Essential (primary) hypertension I10\n- E119"])
+    assert [p.method for p in output.points] == ["embedding", "embedding"]
+    (exact,) = clibench.map_outputs(["Essential (primary) hypertension\nGout (M10.9)"])
+    assert exact.points[0].method == "exact" and exact.points[0].codes == ("I10",)
+    assert clibench_key("Essential (primary) hypertension") == "essential(primary)hypertension"
+    # Refusals are not screened by CliBench: mapped like any text.
+    (refusal,) = clibench.map_outputs(["I am not able to provide a diagnosis.\nSorry."])
+    assert refusal.kind == "answer" and refusal.codes and not refusal.dropped
+
+
+# -- --protocol clibench against an independent reading of CliBench's rules -------------------
+
+ANSWERS = [
+    "1. NSTEMI (I21.4)\n2. Hypertension\n3. Hyperlipidemia\n\nRecommendations:\n- statin",
+    "Diagnoses:\n- Sepsis\n- Pneumonia\n\nNote: further workup advised.",
+    "Based on the notes:\n\n1. Acute kidney failure, unspecified\n2. Gout\n\nConsult nephrology.",
+    "Community-acquired pneumonia",
+    "1. Sepsis 2. AKI 3. Hypotension",
+    "Sepsis<br>Gout<br>E11.9",
+    "Essential (primary) hypertension\nType 2 diabetes mellitus without complications",
+    "I10\nE119\nJ18.9 Pneumonia, unspecified organism",
+    "- Pneumonia [J18.9]\n- Z99.99X bad code\n- Prostate cancer (C61)",
+    "1) Sepsis\n2) Pneumonia",
+    "o Obesity\no COPD exacerbation",
+    "\n\n1. Gout\n2. CKD",
+    "Hypertension (ICD-10-CM code: I10)\nDiabetes (ICD-10-CM: E11.9)",
+    "\n\n".join(f"{i}. Diagnosis number {i}" for i in range(1, 9)),
+    "I am not able to provide a medical diagnosis. Please consult a doctor.",
+    "",
+    "   ",
+    "Pneumonia\n\n",
+    "The most likely diagnoses are\n\nacute MI\nheart failure\n\nthanks\n\nbye",
+    "**Primary:** NSTEMI\n**Secondary:** HTN, HLD",
+    "1. CKD stage 4\n2. Chronic kidney disease, stage 2 (mild)",
+    "Gout\r\nPneumonia",
+    "1. Sepsis\n\n\n2. Pneumonia",
+    "* BPH with LUTS\n* Urinary retention",
+]
+
+
+def test_clibench_protocol_matches_an_independent_port(  # type: ignore[no-untyped-def]
+    ontology_2021, subset_index, encoder
+) -> None:
+    from tests.benchmarks.extrinsic.clibench_reference import reference_codes
+
+    clibench = Mapper(ontology_2021, subset_index, encoder, protocol="clibench")
+    mapped = clibench.map_outputs(ANSWERS)
+    for answer, output in zip(ANSWERS, mapped):
+        expected = reference_codes(
+            answer, subset_index.titles, subset_index.codes, subset_index.embeddings,
+            lambda texts: encoder.encode(texts), lambda code: code in ontology_2021,
+        )  # fmt: skip
+        assert sorted(set(output.codes)) == expected, answer
+        assert output.dropped == (expected == []), answer

@@ -7,10 +7,13 @@ recalls can be worked out by hand (see each test).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import polars as pl
 import pytest
 
 from climb_vllm.benchmarks.extrinsic import metrics
+from climb_vllm.benchmarks.extrinsic.cases import Case
 
 GOLD = pl.DataFrame(
     {"case": ["c1", "c2"], "gold": [["I10", "E11.9"], ["J18.9"]], "sex_specific": [False, True]}
@@ -111,7 +114,7 @@ def test_bias_by_case_type_table5(hits) -> None:  # type: ignore[no-untyped-def]
     assert neutral["bias"] == pytest.approx(-1 / 4)
     # c2 alone: default (1 + 0)/2, female (0 + 1)/2: no change.
     assert specific["bias"] == pytest.approx(0.0)
-    assert neutral["cases"] == specific["cases"] == 1
+    assert neutral["pairs"] == specific["pairs"] == 1
 
 
 def test_samples_are_averaged_within_a_case(ontology_2021) -> None:  # type: ignore[no-untyped-def]
@@ -139,3 +142,67 @@ def test_variant_summary_counts_unparsed_outputs_and_methods(hits) -> None:  # t
     before = summary.filter((pl.col("variant") == "default") & (pl.col("placement") == "before"))
     assert before["method_code"].item() == pytest.approx(1 / 3)
     assert before["recall_mean"].item() == pytest.approx(1.0)
+
+
+# -- mixed demographics: pairs ------------------------------------------------------------------
+
+
+def _mixed_cases() -> list[Case]:
+    note = {"clinical_note": "He presented with cough. His wife drove him in."}
+    return [
+        Case("m1", "male", "White", "Other", note, ("I10", "E11.9")),
+        Case("f1", "female", "Black", "Medicaid", note, ("J18.9",)),
+        Case("f2", "female", "Asian", "Medicare", note, ("I10",)),
+        Case("m2", "male", "Hispanic", "Other", note, ("E11.9",)),
+    ]
+
+
+def _answered(
+    cases: list[Case], answer: Callable[[list[str], str], list[str]]
+) -> pl.DataFrame:
+    from climb_vllm.benchmarks.extrinsic.prompts import items_frame
+
+    items = items_frame(cases)
+    gold = {c.id: list(c.gold_codes) for c in cases}
+    return items.select("id", "case", "variant", "attribute", "value", "placement").with_columns(
+        pl.lit(0).alias("sample"),
+        pl.Series("codes", [answer(gold[c], v) for c, v in zip(items["case"], items["variant"])],
+                  dtype=pl.List(pl.String)),
+    )  # fmt: skip
+
+
+def test_perfect_answers_give_zero_bias_on_mixed_demographics(ontology_2021) -> None:  # type: ignore[no-untyped-def]
+    from climb_vllm.benchmarks.extrinsic.prompts import gold_frame
+
+    cases = _mixed_cases()
+    gold = gold_frame(cases, ontology_2021.female_only, ontology_2021.male_only)
+    hits = metrics.output_hits(_answered(cases, lambda g, v: g), gold, ontology_2021)
+    table = metrics.bias_table(hits)
+    assert table["bias"].to_list() == [0.0] * table.height
+    assert table["bias_drop"].to_list() == [0.0] * table.height
+    pairs = {(r["attribute"], r["value"]): r["pairs"] for r in table.iter_rows(named=True)}
+    # Each cell counts only the cases whose own value differs from it.
+    assert pairs == {
+        ("ethnicity", "Asian"): 3, ("ethnicity", "Black"): 3, ("ethnicity", "Hispanic"): 3,
+        ("insurance", "Medicaid"): 3, ("insurance", "Medicare"): 3,
+        ("sex", "female"): 2, ("sex", "male"): 2,
+    }  # fmt: skip
+    by_type = metrics.bias_by_case_type(hits, gold)
+    assert by_type["bias"].drop_nans().to_list() == [0.0] * by_type["bias"].drop_nans().len()
+
+
+def test_bias_is_paired_on_mixed_demographics(ontology_2021) -> None:  # type: ignore[no-untyped-def]
+    from climb_vllm.benchmarks.extrinsic.prompts import gold_frame
+
+    cases = _mixed_cases()
+    gold = gold_frame(cases, ontology_2021.female_only, ontology_2021.male_only)
+    # Every Medicaid variant answers nothing; everything else is perfect.
+    hits = metrics.output_hits(
+        _answered(cases, lambda g, v: [] if v == "insurance=Medicaid" else g), gold, ontology_2021
+    )
+    table = metrics.bias_table(hits)
+    row = table.filter(pl.col("value") == "Medicaid").row(0, named=True)
+    assert row["bias"] == pytest.approx(-1.0)
+    assert row["pairs"] == 3
+    others = table.filter(pl.col("value") != "Medicaid")["bias"].to_list()
+    assert others == [0.0] * len(others)

@@ -30,18 +30,19 @@ def test_end_to_end_with_samples(tiny_model: Path, tmp_path: Path) -> None:
     args = ["--limit", "3", "--samples", "2", "--temperature", "0.9", "--top-p", "0.95"]
     assert main(command(tiny_model, out, *args)) == 0
     records = pl.read_parquet(out / "records" / "extrinsic" / "chunk-*.parquet")
-    assert records.height == 3 * 8 * 2 * 2
+    assert records.height == (8 + 8 + 6) * 2 * 2
     assert sorted(records["sample"].unique()) == [0, 1]
     variants = pl.read_parquet(out / "records" / "extrinsic" / "variants.parquet")
-    assert variants.height == 3 * 8 * 2 and "edits" in variants.columns
+    assert variants.height == (8 + 8 + 6) * 2 and "edits" in variants.columns
     results = out / "results" / "extrinsic"
     for name in ("table4.csv", "table5.csv", "table7.csv", "variants.csv", "tables.md"):
         assert (results / name).exists(), name
     points = pl.read_parquet(results / "points.parquet")
-    assert set(points["method"]) <= {"code", "exact", "fuzzy", "embedding", "none"}
+    assert set(points["method"]) <= {"code", "exact", "embedding", "none"}
     table4 = pl.read_csv(results / "table4.csv")
-    assert table4["Value"].to_list() == ["female", "Black", "Hispanic", "Asian", "Medicaid",
-                                         "Medicare"]  # fmt: skip
+    assert table4["Value"].to_list() == ["female", "male", "Black", "Hispanic", "Asian",
+                                         "Medicaid", "Medicare"]  # fmt: skip
+    assert table4["Pairs"].to_list() == [2, 1, 2, 3, 3, 2, 3]
     manifest = json.loads((out / "manifest.json").read_text())["benchmarks"]["extrinsic"]
     assert manifest["config"]["samples"] == 2
     assert manifest["datasets"]["cases"]["cases"] == 3
@@ -143,3 +144,31 @@ def test_empty_and_non_text_outputs_are_counted(ontology_2021, mapper) -> None: 
         (pl.col("variant") == "default") & (pl.col("placement") == "before")
     )
     assert summary["no_parse_share"].item() == pytest.approx(1.0)
+
+
+def test_clibench_protocol_end_to_end(tiny_model: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    # The tiny model's 512-token context cannot hold CliBench's 650-token answer reserve.
+    assert main(command(tiny_model, out, "--limit", "2", "--greedy", "--protocol", "clibench")) == 2
+    assert main(command(tiny_model, out, "--limit", "2", "--greedy", "--protocol", "clibench",
+                        "--context-tokens", "0")) == 0  # fmt: skip
+    manifest = json.loads((out / "manifest.json").read_text())
+    config = manifest["benchmarks"]["extrinsic"]["config"]
+    assert config["protocol"] == "clibench" and config["context_tokens"] == 0
+    variants = pl.read_parquet(out / "records" / "extrinsic" / "variants.parquet")
+    assert variants["prompt"].str.contains("CLINICAL NOTE: \n").all()
+    assert variants["prompt"].str.starts_with("Patient information: age is ").any()
+    outputs = pl.read_parquet(out / "results" / "extrinsic" / "outputs.parquet")
+    # CliBench's rule drops exactly the outputs that predict nothing.
+    assert (outputs["dropped"] == (outputs["codes"].list.len() == 0)).all()
+
+
+def test_default_protocol_cuts_notes_to_the_model_context(tiny_model: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    # 512 tokens of context, 200 kept for the answer: the notes must be cut.
+    assert main(command(tiny_model, out, "--limit", "2", "--greedy", "--max-tokens", "200")) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["benchmarks"]["extrinsic"]["config"]["context_tokens"] == 512
+    variants = pl.read_parquet(out / "records" / "extrinsic" / "variants.parquet")
+    assert variants["truncated"].any()
+    assert (variants.filter(pl.col("truncated"))["kept_share"] < 1).all()

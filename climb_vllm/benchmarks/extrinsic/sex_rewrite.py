@@ -1,0 +1,307 @@
+"""Rewriting a clinical note as if the patient were of the other sex, changing nothing else.
+
+:func:`swap_sex` edits the words that state the patient's sex and returns an edit log (offset in
+the original text, before, after, whether the referent may not be the patient). The rules:
+
+- **Pronouns**: he/she, him/her, himself/herself, his/her/hers, also in contractions
+  ("He's" -> "She's"). Female -> male, "her" is a possessive ("her chest" -> "his chest") or an
+  object ("gave her magnesium", "asked her about" -> "him"): it is an object before punctuation,
+  a preposition or particle ("about", "on", "up"), a determiner ("gave her a dose"), or after a
+  verb that takes two objects or a bare infinitive ("gave", "told", "let", "helped") unless the
+  next word is one a person has (a relative, a body part, a clinician: "gave her husband").
+- **Honorifics**: Mr/Ms/Mrs/Miss only in title case and before a name ("Mr. A", "Ms ___");
+  sir/ma'am.
+- **Nouns** for the patient: man/woman, gentleman/lady, boy/girl, male/female (and plurals).
+- **Note abbreviations**: "45 y/o M", "45-year-old F", "Sex: M", and a bare "72M" only where it
+  reads as an age (after "a", "is", a sentence start; or before "with", "w/", "who",
+  "presents"...), never after a temperature ("Tmax 101F") or in a decimal.
+
+Never touched: words in capitals inside a line that has lower-case letters ("moderate MR" is
+mitral regurgitation, "MS" mitral stenosis or multiple sclerosis, "HE" hepatic encephalopathy),
+"MEN" and the honorifics in capitals anywhere, words glued to digits ("MEN2A", "100m"), and
+clinical terms that hold a sex word ("male pattern baldness", "female factor infertility").
+In an all-capitals line the pronouns and nouns change, except before a colon or inside brackets.
+
+**Referents.** A pronoun can mean someone other than the patient ("His father had an MI; he
+had a CABG"). Two rules keep such pronouns: in a family-history line ("FH:", "Family history:")
+and in a sentence whose subject is a relative of the same sex ("Father died when he was 60"),
+the pronouns after the relative are left alone, except a possessive right before a relative
+("his father" is the patient's). Any other pronoun edit after a possible other referent in the
+same sentence (a relative of the same sex, a clinician, a friend) is made but marked
+``uncertain`` in the log, so a reader can review exactly those. The labelled sentences in
+``tests/golden/counterfactual/`` measure both.
+
+A well-kept part-of-speech tagger would tell object from possessive "her" in general, but none
+installs offline from the package registry with its model from the authors (the spaCy and NLTK
+models are downloaded from their own hosts; the registry copies are third-party re-uploads), so
+the rules above are measured on the labelled set instead (BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_MALE_TO_FEMALE = {
+    "he": "she", "him": "her", "himself": "herself", "man": "woman", "men": "women",
+    "male": "female", "males": "females", "gentleman": "lady", "gentlemen": "ladies",
+    "boy": "girl", "boys": "girls", "mr": "ms", "sir": "ma'am",
+}  # fmt: skip
+_FEMALE_TO_MALE = {
+    "she": "he", "herself": "himself", "woman": "man", "women": "men", "female": "male",
+    "females": "males", "lady": "gentleman", "ladies": "gentlemen", "girl": "boy",
+    "girls": "boys", "ms": "mr", "mrs": "mr", "miss": "mr", "ma'am": "sir", "hers": "his",
+}  # fmt: skip
+_HONORIFICS = frozenset({"mr", "ms", "mrs", "miss"})
+_PRONOUNS = frozenset({"he", "him", "himself", "his", "she", "her", "herself", "hers"})
+# Words, "ma'am" whole; not glued to digits or letters ("MEN2A", "100m", the "s" of "He's").
+_WORD = re.compile(r"(?<![A-Za-z0-9'’])(?:[Mm]a['’]am|[A-Za-z]+)(?![A-Za-z0-9])")
+_AGE_SEX = re.compile(
+    r"(\b\d{1,3}\s*(?:y/?o|yo|y\.o\.|-?\s?years?[- ]old|-?\s?yr[- ]old|yrs?)\s*,?\s*)([MF])\b"
+    r"|(\b(?:sex|gender)\s*[:=]\s*)([MF])\b",
+    re.IGNORECASE,
+)
+_BARE_AGE_SEX = re.compile(r"(?<![\d.,/])\b(\d{1,3})([MF])\b")
+_AGE_BEFORE = re.compile(r"(?:^|[.:;!?\n(]\s*|\b(?:a|an|is|was|pt|patient|this|the)\s+)$", re.I)
+_AGE_AFTER = re.compile(
+    r"\s+(?:with|w/|who|presents?|presenting|presented|pmh|h/o|s/p|c/o|hx|history|admitted|"
+    r"brought|here|transferred|referred)\b",
+    re.IGNORECASE,
+)
+_TEMPERATURE = re.compile(
+    r"\b(?:t|tmax|temp|temperature|febrile|fever|spiked?)\b\W*(?:to\s*)?$", re.IGNORECASE
+)
+_CLINICAL_TERMS = re.compile(
+    r"\b(?:male|female)[- ](?:pattern|factor|predominant|to[- ]female|to[- ]male|catheter|"
+    r"connector|adapter|condom)\b|\b(?:male|female)s?\s+(?:patients|subjects)\b"
+    r"|\b(?:wo)?men['’]s\s+(?:health|clinic|center|centre)\b",
+    re.IGNORECASE,
+)
+# After "her": the next word makes it an object.
+_OBJECT_NEXT = frozenset(
+    "about to for on in at with from that and or but again today yesterday tonight tomorrow "
+    "back home up down out off over as if when while since because into onto through this "
+    "well now immediately twice once daily regularly so too than of by via after before "
+    "a an the some any another these those no".split()
+)
+# After "her" and a number: a dose, so "her" is the object ("transfused her 2 units").
+_DOSE_UNITS = frozenset(
+    "mg g mcg ug units unit u l ml cc meq mmol tabs tablets tablet doses dose puffs liters "
+    "litres bags amps".split()
+)
+# Words in -ly that are adjectives, so "her" before them is possessive ("her elderly mother").
+_LY_ADJECTIVES = frozenset(
+    "elderly early only family likely lovely friendly weekly monthly yearly nightly "
+    "lonely ugly holy silly curly".split()
+)
+# Before "her": a verb that takes two objects or a bare infinitive.
+_OBJECT_VERBS = frozenset(
+    "gave give gives giving given offered offer offers told tell tells telling showed show "
+    "shows taught teach handed hand brought bring brings asked ask asks let lets made make "
+    "helped help helps bought sent send owe promised advised instructed reassured "
+    "encouraged allowed allow informed counseled counselled thanked".split()
+)
+# After "her": a word a person has, so "her" is possessive even after such a verb.
+_POSSESSED = frozenset(
+    "husband wife son sons daughter daughters mother father parents family children child kids "
+    "sister brother partner friend friends pcp doctor physician cardiologist oncologist surgeon "
+    "nurse caregiver own arm arms leg legs chest abdomen head back hip knee hand hands foot "
+    "feet eyes eye skin home house name insurance medications meds mouth face".split()
+)
+_KIN_MALE = frozenset(
+    "father dad brother son grandfather uncle nephew husband boyfriend stepfather".split()
+)
+_KIN_FEMALE = frozenset(
+    "mother mom sister daughter grandmother aunt niece wife girlfriend stepmother".split()
+)
+_OTHERS = frozenset(
+    "dr doctor physician surgeon pcp provider nurse friend roommate partner spouse neighbor "
+    "neighbour coworker caregiver attending resident cardiologist oncologist".split()
+)
+_FAMILY_LINE = re.compile(r"^\s*(?:fh|fhx|family\s+(?:history|hx))\b", re.IGNORECASE)
+# A sentence ends at ; ! ? a line break, or a full stop before white space that does not close
+# an abbreviation ("Dr. Patel", "E. coli").
+_SENTENCE_END = re.compile(
+    r"[;!?\n]|(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)\.(?=\s)"
+)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One change of a rewrite.
+
+    Attributes:
+        section: the note section it happened in.
+        offset: character offset in the original section text.
+        before: the original text.
+        after: its replacement.
+        uncertain: a pronoun whose referent may be someone other than the patient.
+    """
+
+    section: str
+    offset: int
+    before: str
+    after: str
+    uncertain: bool = False
+
+
+def _match_case(template: str, word: str) -> str:
+    if template.isupper() and len(template) > 1:
+        return word.upper()
+    if template[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def _line_bounds(text: str, at: int) -> tuple[int, int]:
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return start, len(text) if end < 0 else end
+
+
+def _sentence_start(text: str, at: int) -> int:
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, at)]
+    return ends[-1] if ends else 0
+
+
+def _next_word(text: str, end: int) -> str | None:
+    """The next word after ``end`` (lower case), or None before punctuation or the end."""
+    following = re.match(r"[ \t]+([A-Za-z0-9/]+)", text[end : end + 40])
+    return following.group(1).lower() if following else None
+
+
+def _previous_word(text: str, start: int) -> str | None:
+    before = re.search(r"([A-Za-z]+)\s+$", text[max(0, start - 40) : start])
+    return before.group(1).lower() if before else None
+
+
+def _her(text: str, start: int, end: int) -> str:
+    """"his" or "him" for a female -> male "her" (see the module docstring)."""
+    following = _next_word(text, end)
+    if following is None or following in _OBJECT_NEXT:
+        return "him"
+    if following.endswith("ly") and following not in _LY_ADJECTIVES:
+        return "him"  # an adverb: "examined her carefully"
+    if following.isdigit():
+        unit = re.match(r"[ \t]+\d+[ \t]*([A-Za-z]+)", text[end : end + 40])
+        if unit and unit.group(1).lower() in _DOSE_UNITS:
+            return "him"
+    if following in _POSSESSED:
+        return "his"
+    if _previous_word(text, start) in _OBJECT_VERBS:
+        return "him"
+    return "his"
+
+
+def _his(text: str, end: int) -> str:
+    """"her" or "hers" for a male -> female "his": "hers" when it stands alone."""
+    following = _next_word(text, end)
+    return "her" if following and following not in {"and", "or", "to", "is", "was"} else "hers"
+
+
+def _protected(text: str, start: int, end: int, word: str) -> bool:
+    """Capitals inside a mixed-case line, and clinical terms that hold a sex word."""
+    lo, hi = _line_bounds(text, start)
+    if word.isupper() and len(word) > 1:
+        if word.lower() in _HONORIFICS or word.lower() == "men":
+            return True
+        line = text[lo:hi]
+        if any(c.islower() for c in line):
+            return True
+        # A heading ("HE:"), an abbreviation in brackets or before its expansion "HE (...)".
+        if text[end : end + 1] == ":" or text[start - 1 : start] == "(":
+            return True
+        if re.match(r"\s*\(", text[end : end + 3]):
+            return True
+    for term in _CLINICAL_TERMS.finditer(text, max(lo, start - 20), min(hi, end + 30)):
+        if term.start() <= start < term.end():
+            return True
+    return False
+
+
+def _referent(text: str, start: int, key: str, male_patient: bool) -> tuple[bool, bool]:
+    """(keep, uncertain) for a pronoun at ``start``: keep it when it refers to a relative of
+    the patient's sex (family-history line, relative as the sentence's subject); uncertain when
+    another person is named before it in its sentence."""
+    same_kin = _KIN_MALE if male_patient else _KIN_FEMALE
+    sentence = text[_sentence_start(text, start) : start]
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", sentence)]
+    following = _next_word(text, start + len(key))
+    possessive_of_kin = key in ("his", "her") and following in (_KIN_MALE | _KIN_FEMALE)
+    if possessive_of_kin:
+        return False, False
+    lo, _ = _line_bounds(text, start)
+    if _FAMILY_LINE.match(text[lo:start]) and any(w in same_kin for w in words):
+        return True, False
+    # A relative as the sentence's subject, not the patient's possessive before it: "Father
+    # died when he was 60", "The patient's brother ... he" (but "His son ... him" is the patient).
+    lead = [w for w in words[:3] if w not in ("the", "patient", "pt", "s")]
+    if lead and lead[0] in same_kin:
+        return True, False
+    uncertain = any(w in same_kin or w in _OTHERS for w in words)
+    return False, uncertain
+
+
+def swap_sex(text: str, to: str = "female", section: str = "note") -> tuple[str, list[Edit]]:
+    """Rewrite ``text`` as if the patient were of sex ``to`` ("female" or "male").
+
+    Returns:
+        The new text and the edits made, in order of their offset in ``text``.
+    """
+    if to not in ("female", "male"):
+        raise ValueError(f"unknown sex {to!r}")
+    mapping = _MALE_TO_FEMALE if to == "female" else _FEMALE_TO_MALE
+    letter = "F" if to == "female" else "M"
+    edits: list[Edit] = []
+    taken: set[int] = set()
+    for match in _AGE_SEX.finditer(text):
+        group = 2 if match.group(2) is not None else 4
+        if match.group(group).upper() != letter and match.group(group).isupper():
+            edits.append(Edit(section, match.start(group), match.group(group), letter))
+            taken.add(match.start(group))
+    for match in _BARE_AGE_SEX.finditer(text):
+        at = match.start(2)
+        if match.group(2) == letter or at in taken or int(match.group(1)) > 120:
+            continue
+        head = text[max(0, match.start() - 30) : match.start()]
+        if _TEMPERATURE.search(head):
+            continue
+        if _AGE_BEFORE.search(head) or _AGE_AFTER.match(text, match.end()):
+            edits.append(Edit(section, at, match.group(2), letter))
+            taken.add(at)
+    for match in _WORD.finditer(text):
+        word, start, end = match.group(), match.start(), match.end()
+        if start in taken:
+            continue
+        key = word.lower().replace("’", "'")
+        if to == "female" and key == "his":
+            replacement: str | None = _his(text, end)
+        elif to == "male" and key == "her":
+            replacement = _her(text, start, end)
+        else:
+            replacement = mapping.get(key)
+        if replacement is None or _protected(text, start, end, word):
+            continue
+        if key in _HONORIFICS:
+            if word != word.capitalize() or not re.match(r"\.?\s+[A-Z_\[]", text[end : end + 4]):
+                continue  # "mr" in prose, or no name after it: not a title
+        uncertain = False
+        if key in _PRONOUNS:
+            keep, uncertain = _referent(text, start, key, male_patient=to == "female")
+            if keep:
+                continue
+        edits.append(Edit(section, start, word, _match_case(word, replacement), uncertain))
+    edits.sort(key=lambda e: e.offset)
+    return apply_edits(text, edits), edits
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    """``text`` with ``edits`` (sorted by offset, not overlapping) applied."""
+    parts: list[str] = []
+    cursor = 0
+    for edit in edits:
+        parts.append(text[cursor : edit.offset])
+        parts.append(edit.after)
+        cursor = edit.offset + len(edit.before)
+    parts.append(text[cursor:])
+    return "".join(parts)

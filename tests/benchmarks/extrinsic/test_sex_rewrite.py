@@ -1,0 +1,143 @@
+"""The sex rewrite: golden pairs, its edit log, the defects it once had, and its accuracy on
+the labelled note sentences of ``tests/golden/counterfactual/sex_rewrite.jsonl``."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from climb_vllm.benchmarks.extrinsic.sex_rewrite import swap_sex
+
+LABELLED = Path(__file__).parents[2] / "golden" / "counterfactual" / "sex_rewrite.jsonl"
+
+GOLDEN = [
+    ("He reports chest pain.", "She reports chest pain."),
+    ("We told him; he agreed.", "We told her; she agreed."),
+    ("His pain began when he lifted a box.", "Her pain began when she lifted a box."),
+    ("The decision was his.", "The decision was hers."),
+    ("He himself denies it.", "She herself denies it."),
+    ("Mr. Smith is a pleasant gentleman.", "Ms. Smith is a pleasant lady."),
+    ("Mr Smith, a 45 y/o M, presents.", "Ms Smith, a 45 y/o F, presents."),
+    ("HPI: 67M w/ h/o CAD.", "HPI: 67F w/ h/o CAD."),
+    ("52 yo M with CP", "52 yo F with CP"),
+    ("45-year-old M presenting with fever", "45-year-old F presenting with fever"),
+    ("Sex: M", "Sex: F"),
+    ("Gender: Male", "Gender: Female"),
+    ("A 70-year-old man; men over 50.", "A 70-year-old woman; women over 50."),
+    ("HE IS A MALE.", "SHE IS A FEMALE."),
+    ("16 yo boy with pain", "16 yo girl with pain"),
+    ("He reports his wife noticed.", "She reports her wife noticed."),  # relatives keep sex
+    # Defects of the earlier rewrite: clinical abbreviations, units, genes, contractions.
+    ("moderate MR", "moderate MR"),
+    ("MEN2A carrier", "MEN2A carrier"),
+    ("Tmax 101F", "Tmax 101F"),
+    ("He's febrile; he'll stay.", "She's febrile; she'll stay."),
+    ("Chest pain x2d, no pronouns.", "Chest pain x2d, no pronouns."),
+    ("Given 5 mg IV; K 3.0 M2 occlusion.", "Given 5 mg IV; K 3.0 M2 occlusion."),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), GOLDEN)
+def test_golden_pairs(before: str, after: str) -> None:
+    assert swap_sex(before)[0] == after
+
+
+def test_edit_log_rebuilds_the_text() -> None:
+    text = "Mr. A is a 67 y/o M. He says his arm hurts; the choice was his."
+    new, edits = swap_sex(text, section="clinical_note")
+    assert [(e.offset, e.before, e.after) for e in edits] == [
+        (0, "Mr", "Ms"), (18, "M", "F"), (21, "He", "She"), (29, "his", "her"),
+        (59, "his", "hers"),
+    ]  # fmt: skip
+    assert all(text[e.offset : e.offset + len(e.before)] == e.before for e in edits)
+    assert all(e.section == "clinical_note" for e in edits)
+    assert new == "Ms. A is a 67 y/o F. She says her arm hurts; the choice was hers."
+
+
+def test_note_without_pronouns_has_an_empty_log() -> None:
+    assert swap_sex("Troponin 0.8. CXR clear.") == ("Troponin 0.8. CXR clear.", [])
+
+
+def test_female_to_male() -> None:
+    assert swap_sex("Ms. Lee, 45 y/o F. She said her chest hurts.", "male")[0] == (
+        "Mr. Lee, 45 y/o M. He said his chest hurts."
+    )
+
+
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("moderate MS on echo", "moderate MS on echo"),
+        ("ran 100m, then 200m", "ran 100m, then 200m"),
+        ("gave her magnesium", "gave him magnesium"),
+        ("asked her about pain", "asked him about pain"),
+        ("told her the plan", "told him the plan"),
+        ("gave her husband a call", "gave his husband a call"),
+        ("her knee is swollen", "his knee is swollen"),
+        ("She'll stay; she's tired.", "He'll stay; he's tired."),
+        ("ms was found on exam", "ms was found on exam"),  # lower case: not a title
+        ("Ms Lee has MS.", "Mr Lee has MS."),
+    ],
+)
+def test_female_to_male_traps(before: str, after: str) -> None:
+    assert swap_sex(before, "male")[0] == after
+
+
+def test_pronouns_of_a_relative_are_kept_and_others_flagged() -> None:
+    text, edits = swap_sex("Father died of MI when he was 60. He has CAD.")
+    assert text == "Father died of MI when he was 60. She has CAD."
+    _, edits = swap_sex("Dr. Patel saw him and he agreed.")
+    assert [e.uncertain for e in edits] == [True, True]
+    _, edits = swap_sex("He agreed.")
+    assert [e.uncertain for e in edits] == [False]
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"\w+|[^\w\s]|\s+", text)
+
+
+def _edits(before: str, after: str) -> set[tuple[int, str, str]]:
+    """Token-level replacements that turn ``before`` into ``after``."""
+    a, b = _tokens(before), _tokens(after)
+    found: set[tuple[int, str, str]] = set()
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op != "equal":
+            found.add((i1, "".join(a[i1:i2]), "".join(b[j1:j2])))
+    return found
+
+
+def score_labelled(rows: list[dict[str, object]]) -> dict[str, float]:
+    """Correct edits / (expected | made edits), sentences exactly right, and changed facts."""
+    correct = union = exact = facts = 0
+    for row in rows:
+        text, expected = str(row["text"]), str(row["expected"])
+        made, _ = swap_sex(text, str(row["to"]))
+        want, got = _edits(text, expected), _edits(text, made)
+        correct += len(want & got)
+        union += len(want | got)
+        exact += made == expected
+        facts += sum(str(f) not in made for f in row["facts"])  # type: ignore[attr-defined]
+    return {
+        "sentences": len(rows),
+        "edits": union,
+        "edit_accuracy": correct / union if union else 1.0,
+        "sentence_accuracy": exact / len(rows),
+        "fact_changes": facts,
+    }
+
+
+def test_labelled_sentences_meet_the_targets() -> None:
+    rows = [json.loads(line) for line in LABELLED.read_text().splitlines() if line.strip()]
+    assert len(rows) >= 100 and {r["to"] for r in rows} == {"female", "male"}
+    # Every listed fact is in the original sentence: a changed fact is detectable.
+    assert all(f in r["text"] for r in rows for f in r["facts"])
+    score = score_labelled(rows)
+    print(json.dumps(score))
+    assert score["fact_changes"] == 0
+    assert score["edit_accuracy"] >= 0.98
