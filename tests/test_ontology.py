@@ -128,3 +128,14 @@ def test_the_default_rule_adds_the_pregnancy_headers_in_2021() -> None:
     added = (lists.female - ontology.female_only) | (lists.male - ontology.male_only)
     assert (len(added), len(lists.mixed)) == (932, 33)
     assert "C50" in lists.mixed  # breast cancer: female and male codes below it
+
+
+def test_billable_codes_and_the_billable_codes_under_a_header() -> None:
+    from climb_vllm.ontology import load_ontology
+
+    ontology = load_ontology("2021")
+    # N18.3 became a header in the 2021 release, split into N18.30-N18.32.
+    assert not ontology.is_billable("N18.3")
+    assert ontology.billable_under("N18.3") == ["N18.30", "N18.31", "N18.32"]
+    assert ontology.is_billable("I10") and ontology.billable_under("I10") == ["I10"]
+    assert not ontology.is_billable("XYZ") and ontology.billable_under("XYZ") == []
