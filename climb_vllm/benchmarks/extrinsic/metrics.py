@@ -237,7 +237,7 @@ def _bias(hits: pl.DataFrame, variant: str, cases: list[str], seed: int) -> dict
     return {
         "pairs": len(cases),
         "bias": bias,
-        "bias_pct": 100.0 * bias / base if base > 0 else float("nan"),
+        "bias_pct": 100.0 * bias / base if base > 0 else nan,
         "ci_low": low,
         "ci_high": high,
         "p_value": p_value,

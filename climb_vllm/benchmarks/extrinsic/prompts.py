@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from climb_vllm.benchmarks.extrinsic import layout
@@ -103,9 +104,7 @@ def turns(
     sections, kept = dict(variant.sections), 1.0
     if fit is not None:
         sections, kept = fit(sections, variant.line, fixed)
-    shown = Variant(variant.name, variant.attribute, variant.value, variant.placement,
-                    variant.demographics, variant.line, sections, variant.edits)  # fmt: skip
-    return SYSTEM, user_message(shown), kept
+    return SYSTEM, user_message(replace(variant, sections=sections)), kept
 
 
 def case_variants(case: Case, placebo: bool = True) -> list[Variant]:
