@@ -50,7 +50,8 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         from climb_vllm.benchmarks.intrinsic.bench import scoring_bench
 
         results = scoring_bench(
-            args.model, args.codes, args.device, args.dtype, args.batch_tokens, args.full_run
-        )
+            args.model, args.codes, args.device, args.dtype, args.batch_tokens, args.full_run,
+            args.row_tokens, args.repeats,
+        )  # fmt: skip
     _print(results, args.json)
     return results

@@ -78,7 +78,7 @@ def add_engine_args(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--dtype", default=engine_defaults.dtype,
-        help=f"auto, float32, bfloat16 or float16 (default: {engine_defaults.dtype})",
+        help=f"auto, float32, bfloat16, float16 or float64 (default: {engine_defaults.dtype})",
     )  # fmt: skip
     parser.add_argument(
         "--out", "--output-path", "--log-dir", type=Path, dest="out",
@@ -295,7 +295,17 @@ def _add_bench(verbs: Any) -> None:
         "--batch-tokens", type=int, default=batch_tokens,
         help=f"positions per forward pass (default: {batch_tokens})",
     )  # fmt: skip
-    bench.add_argument("--full-run", action="store_true", help="also time a full-release run")
+    bench.add_argument(
+        "--row-tokens", type=int, default=EngineConfig.model_fields["row_tokens"].default,
+        help="nodes per row of the tree scorer (default: %(default)s)",
+    )  # fmt: skip
+    bench.add_argument(
+        "--repeats", type=int, default=1, help="timings per scorer, best kept (default: 1)"
+    )
+    bench.add_argument(
+        "--full-run", action="store_true",
+        help="also count tokens over the whole release and time a full-release run",
+    )  # fmt: skip
     bench.add_argument("--json", type=Path, help="also write the results as JSON here")
     bench.add_argument(
         "--endpoint", help="measure the serving path against this vLLM server (needs --model)"

@@ -14,7 +14,10 @@ Config = TypeVar("Config", bound="EngineConfig")
 #: Fields that change how fast a run goes but not what it computes; excluded from the hash so a
 #: resumed run may use another batch size or display.
 _NOT_HASHED = frozenset(
-    {"batch_tokens", "display", "endpoints", "concurrency", "rate", "prompts_per_request", "seeds"}
+    {
+        "batch_tokens", "scorer", "row_tokens", "display", "endpoints", "concurrency", "rate",
+        "prompts_per_request", "seeds",
+    }
 )
 
 
@@ -34,6 +37,9 @@ class EngineConfig(BaseModel):
         strategy: http scoring strategy, "auto" or a named one.
         concurrency / rate / prompts_per_request: http client settings (not hashed).
         batch_tokens: positions per forward pass of the local engine (not hashed).
+        scorer: the local engine's scoring layout, "tree" (shared description heads), "prefix"
+            or "naive"; all give the same log-probs within float rounding (not hashed).
+        row_tokens: nodes per token-tree row of the "tree" scorer (not hashed).
         display: progress display (not hashed).
         seeds: per-request sampling seeds of the http engine: "auto" (on, except for CPU
             servers that ``serve`` started), "on" or "off". Not hashed: every record stores the
@@ -47,7 +53,7 @@ class EngineConfig(BaseModel):
     revision: str | None = None
     engine: Literal["local", "http"] = "local"
     device: Literal["cpu", "cuda"] | None = "cpu"
-    dtype: Literal["float32", "bfloat16", "float16"] | None = "float32"
+    dtype: Literal["float32", "bfloat16", "float16", "float64"] | None = "float32"
     endpoints: tuple[str, ...] = ()
     served_model: str | None = None
     strategy: Literal["auto", "trie", "prompt_logprobs", "echo"] = "auto"
@@ -55,6 +61,8 @@ class EngineConfig(BaseModel):
     rate: int | None = Field(default=None, ge=1)
     prompts_per_request: int = Field(default=256, ge=1, le=1024)
     batch_tokens: int = Field(default=8192, ge=64)
+    scorer: Literal["tree", "prefix", "naive"] = "tree"
+    row_tokens: int = Field(default=256, ge=16)
     display: Literal["rich", "plain", "none"] = "rich"
     seeds: Literal["auto", "on", "off"] = "auto"
 

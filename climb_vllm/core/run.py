@@ -77,7 +77,7 @@ def engine_settings(options: EngineOptions) -> dict[str, Any]:
     if engine_name == "local":
         if not options.model:
             raise UserError("No model given.", "pass --model PATH_OR_ID, or --endpoint URL.")
-        from climb_vllm.engines.local import resolve_device
+        from climb_vllm.engines.loading import resolve_device
 
         device, dtype = resolve_device(options.device, options.dtype)
     settings: dict[str, Any] = {

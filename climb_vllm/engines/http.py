@@ -8,8 +8,13 @@ Each endpoint is probed once (``/version``, ``/v1/models``, a tiny scoring reque
 best strategy it supports (:mod:`climb_vllm.engines.strategies`): ``trie`` on vLLM with
 ``logprob_token_ids``, ``prompt_logprobs`` on older vLLM, ``echo`` on other servers once a probe
 shows that their echo really returns prompt log-probs. Every prompt of one request (one
-diagnosis) goes to the same endpoint, so its prefix is cached where it is reused; requests are
-spread over endpoints by index, and a dead endpoint's work moves to the others.
+diagnosis) goes to the same endpoint, so its prefix is cached where it is reused. Requests are
+ordered by their prompt token ids and cut into one contiguous slice per endpoint, so prompts
+that share a description head ("Displaced fracture of shaft of right femur, ...") go to the
+same server, in order, and its prefix cache can serve the shared head. vLLM caches whole
+blocks (16 tokens by default): only the full blocks of a shared head are reused, so a head
+shorter than one block, and the tail of a head past its last full block, are computed again.
+A dead endpoint's work moves to the others.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from climb_vllm.engines.strategies import (
     STRATEGIES,
     Job,
     ResponseError,
+    endpoint_slices,
     parse,
     sequence_jobs,
     trie_jobs,
@@ -227,7 +233,7 @@ class HttpEngine:
             if not request.prefix:
                 raise ValueError("a score request needs a non-empty prefix")
         by_strategy: dict[str, list[int]] = {}
-        endpoints = [i % len(self.capabilities) for i in range(len(requests))]
+        endpoints = endpoint_slices(requests, len(self.capabilities))
         for i, endpoint in enumerate(endpoints):
             by_strategy.setdefault(self.capabilities[endpoint].strategy, []).append(i)
         results: list[ScoreResult | None] = [None] * len(requests)

@@ -1,23 +1,33 @@
-"""The in-process engine: a transformers causal LM on CPU or CUDA, with prefix-shared scoring.
+"""The in-process engine: a transformers causal LM on CPU or CUDA, with tree-shared scoring.
 
 Token-boundary contract: prefix ids are ``tok(T)`` with special tokens as the tokenizer adds them
 (BOS for Llama-style tokenizers); continuation ids are ``tok(T + " " + C)[len(tok(T)):]``;
 :mod:`climb_vllm.benchmarks.intrinsic.boundary` builds requests that keep it. ``score`` returns
-the sum over the
-continuation's tokens of ``log p(c_k | prefix, c_<k)`` from an fp32 log-softmax.
+the sum over the continuation's tokens of ``log p(c_k | prefix, c_<k)`` from an fp32
+log-softmax.
 
-Prefix-shared scoring (the default). All continuations of a request form a trie. One forward pass
-per request computes the prefix once and, after it, one extra position per *internal* trie node
-(a partial name that has a further token), under a tree attention mask: each node attends to the
-whole prefix and to its own ancestors, at the position it would have in the plain sequence. The
-first token of every name is read from the last prefix position, later tokens from their parent
-node's position, so each name tail is scored against the prefix's keys and values without
-recomputing them. The output head (lm_head) and the log-softmax run only at those read
-positions. Requests are sorted by length and packed into batches under a token budget.
+Three scorers (``scorer=``), all under the same contract and equal within float rounding:
 
-Naive scoring (``prefix_sharing=False``) feeds every (prefix + continuation) as its own sequence
-and evaluates the head at every position, as plain transformers scoring does; it is the baseline
-for the benchmark and the reference for the equality tests.
+``tree`` (the default)
+    Shared description heads: requests are ordered by their prompt token ids and packed into
+    rows of at most ``row_tokens`` nodes, each row one token tree (:mod:`.token_tree`): a head
+    shared by several prompts is one set of nodes, each prompt branches off it, and each
+    prompt's last node carries its names' trie. Under a tree attention mask every node attends
+    to itself and its ancestors only, at its plain-sequence position, so no code's values
+    depend on which other codes share its row.
+``prefix``
+    Per-request prefix sharing: all continuations of a request form a trie. One row per
+    request computes the prefix once and, after it, one extra position per *internal* trie node
+    (a partial name that has a further token), under the same tree mask. Requests are sorted by
+    length and packed into batches under a token budget.
+``naive``
+    Every (prefix + continuation) as its own sequence, with the head at every position, as
+    plain transformers scoring does; the baseline for the benchmark and the reference for the
+    equality tests.
+
+In the two tree layouts a name's first token is read from its prompt's last node and later
+tokens from their parent node, and the output head (lm_head) and the log-softmax run only at
+those read positions.
 
 This module imports only torch, transformers and numpy, so it runs on machines that have nothing
 else installed.
@@ -33,6 +43,7 @@ from typing import Any
 
 from climb_vllm.core.errors import UserError
 from climb_vllm.demo_model import DEMO_MARKER
+from climb_vllm.engines import token_tree
 from climb_vllm.engines.base import (
     EngineStats,
     GenerateRequest,
@@ -40,88 +51,27 @@ from climb_vllm.engines.base import (
     ScoreRequest,
     ScoreResult,
 )
+from climb_vllm.engines.loading import fingerprint, require_hub_model, resolve_device
 from climb_vllm.engines.trie import Trie
 
-DTYPES = ("auto", "float32", "bfloat16", "float16")
-DEVICES = ("auto", "cpu", "cuda")
+#: the in-process scoring layouts, fastest first (see the module docstring)
+SCORERS = ("tree", "prefix", "naive")
 
 
-def _fingerprint(path: Path) -> str:
-    """A cheap identity of a local model folder: config, tokenizer files, and weight sizes."""
-    digest = hashlib.sha256()
-    for item in sorted(path.iterdir()):
-        if item.suffix in (".json", ".model", ".txt", ".jinja"):
-            digest.update(item.name.encode())
-            digest.update(item.read_bytes())
-        elif item.is_file():
-            digest.update(f"{item.name}:{item.stat().st_size}".encode())
-    return digest.hexdigest()
-
-
-def resolve_device(device: str, dtype: str) -> tuple[str, str]:
-    """Turn "auto" device and dtype choices into concrete ones; UserError for bad choices.
-
-    Args:
-        device: "auto", "cpu" or "cuda".
-        dtype: "auto", "float32", "bfloat16" or "float16".
-    """
+def _at_least_fp32(logits: Any) -> Any:
+    """Logits in fp32, or in fp64 when the model runs in fp64 (for rounding checks)."""
     import torch
 
-    if device not in DEVICES:
-        raise UserError(f"Unknown device {device!r}.", f"use one of {', '.join(DEVICES)}.")
-    if dtype not in DTYPES:
-        raise UserError(f"Unknown dtype {dtype!r}.", f"use one of {', '.join(DTYPES)}.")
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise UserError("--device cuda was asked for but torch sees no GPU.", "use --device cpu.")
-    if dtype == "auto":
-        dtype = "bfloat16" if device == "cuda" else "float32"
-    return device, dtype
+    return logits.to(torch.promote_types(logits.dtype, torch.float32))
 
 
-def _hub_host_resolves(timeout: float = 3.0) -> bool:
-    """Whether the hub's host name resolves (a DNS lookup only; nothing is sent to the hub)."""
-    import socket
-    from concurrent.futures import ThreadPoolExecutor
-    from concurrent.futures import TimeoutError as Timeout
-    from urllib.parse import urlparse
-
-    from huggingface_hub import constants
-
-    host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
-    pool = ThreadPoolExecutor(max_workers=1)
-    try:
-        pool.submit(socket.getaddrinfo, host, 443).result(timeout=timeout)
-        return True
-    except (OSError, Timeout):
-        return False
-    finally:
-        pool.shutdown(wait=False)
-
-
-def require_hub_model(model_id: str, revision: str | None) -> None:
-    """Fail at once, with the fix, when a hub id is neither in the local cache nor reachable,
-    instead of after a minute of retries that then blame the tokenizer.
-
-    Raises:
-        UserError: the model is not available offline.
-    """
-    from huggingface_hub import constants, try_to_load_from_cache
-
-    try:
-        cached = try_to_load_from_cache(model_id, "config.json", revision=revision)
-    except Exception:  # not a valid repository id: transformers will say so
-        return
-    if isinstance(cached, str):
-        return
-    if constants.HF_HUB_OFFLINE or not _hub_host_resolves():
-        raise UserError(
-            f"{model_id!r} is not a local folder, not in the Hugging Face cache, and the hub "
-            "cannot be reached (offline).",
-            "pass a local model folder with --model PATH (download it where there is network, "
-            "e.g. 'huggingface-cli download ORG/NAME --local-dir DIR').",
-        )
+def _result(trie: Trie, values: Sequence[float]) -> ScoreResult:
+    """A request's result from its reads' log-probs, in the trie's read order."""
+    per_token, cursor = [], 0
+    for reads in trie.reads:
+        per_token.append(tuple(values[cursor : cursor + len(reads)]))
+        cursor += len(reads)
+    return ScoreResult(tuple(float(sum(v)) for v in per_token), tuple(per_token))
 
 
 class LocalEngine:
@@ -132,9 +82,12 @@ class LocalEngine:
         tokenizer: tokenizer folder or id when it differs from ``model``.
         revision: hub revision (branch, tag or commit) for hub ids.
         device: "auto" (CUDA when available), "cpu" or "cuda".
-        dtype: "auto" (bfloat16 on CUDA, float32 on CPU), "float32", "bfloat16" or "float16".
+        dtype: "auto" (bfloat16 on CUDA, float32 on CPU), "float32", "bfloat16", "float16", or
+            "float64" (slow; for checking that layouts differ only by float rounding).
         batch_tokens: the most positions (padding included) in one forward pass.
-        prefix_sharing: use the prefix-shared tree layout (True) or naive full sequences.
+        scorer: "tree" (shared description heads, the default), "prefix" (each prompt once,
+            names shared after it) or "naive" (every prompt + name as its own sequence).
+        row_tokens: the most nodes in one attention row of the "tree" scorer.
     """
 
     name = "local"
@@ -151,7 +104,8 @@ class LocalEngine:
         device: str = "auto",
         dtype: str = "auto",
         batch_tokens: int = 8192,
-        prefix_sharing: bool = True,
+        scorer: str = "tree",
+        row_tokens: int = 256,
     ) -> None:
         import torch
         import transformers
@@ -164,8 +118,13 @@ class LocalEngine:
         self.revision = revision
         self.device = torch.device(device)
         self.dtype_name = dtype
+        if scorer not in SCORERS:
+            raise UserError(f"Unknown scorer {scorer!r}.", f"use one of {', '.join(SCORERS)}.")
+        if row_tokens < 16:
+            raise UserError(f"Row size {row_tokens} is too small.", "use 16 tokens or more.")
         self.batch_tokens = batch_tokens
-        self.prefix_sharing = prefix_sharing
+        self.scorer = scorer
+        self.row_tokens = min(row_tokens, batch_tokens)
         self.stats = EngineStats()
         self._tries: dict[tuple[tuple[int, ...], ...], Trie] = {}
         local = Path(model).expanduser()
@@ -202,7 +161,7 @@ class LocalEngine:
                 "pass a local folder with config.json and weights, or a reachable hub id.",
             ) from exc
         self.model = self.model.to(self.device).eval()
-        self._fingerprint = _fingerprint(local) if local.is_dir() else None
+        self._fingerprint = fingerprint(local) if local.is_dir() else None
         self._split_head = self._check_split_head()
 
     # -- scoring ---------------------------------------------------------------------------
@@ -212,7 +171,9 @@ class LocalEngine:
         for request in requests:
             if not request.prefix:
                 raise ValueError("a score request needs a non-empty prefix")
-        if self.prefix_sharing:
+        if self.scorer == "tree":
+            return self._score_heads(requests)
+        if self.scorer == "prefix":
             return self._score_tree(requests)
         return self._score_full(requests)
 
@@ -251,20 +212,62 @@ class LocalEngine:
         for batch in self._batches(lengths, keys):
             trie = tries[batch[0]]
             prefixes = [requests[i].prefix for i in batch]
-            sums, values = self._tree_batch(prefixes, trie)
+            values = self._tree_batch(prefixes, trie)
             self.stats.forward_tokens += sum(lengths[i] for i in batch)
             for b, i in enumerate(batch):
-                per_token, cursor = [], 0
-                for reads in trie.reads:
-                    per_token.append(tuple(values[b][cursor : cursor + len(reads)]))
-                    cursor += len(reads)
-                results[i] = ScoreResult(tuple(sums[b]), tuple(per_token))
+                results[i] = _result(trie, values[b])
+        return [r for r in results if r is not None]
+
+    def _score_heads(self, requests: Sequence[ScoreRequest]) -> list[ScoreResult]:
+        """The shared-head scorer: requests as token trees (:mod:`.token_tree`), rows batched
+        in prefix order under the token budget, padded on the right."""
+        import numpy as np
+        import torch
+
+        tries = [self._trie(r.continuations) for r in requests]
+        prefixes = [r.prefix for r in requests]
+        results: list[ScoreResult | None] = [None] * len(requests)
+        # Rows are independent: batching them by width keeps padding low.
+        rows = sorted(token_tree.layout(prefixes, tries, self.row_tokens), key=lambda r: r.width)
+        start = 0
+        while start < len(rows):
+            end, width = start + 1, rows[start].width
+            while end < len(rows) and (end - start + 1) * max(width, rows[end].width) <= (
+                self.batch_tokens
+            ):
+                width = max(width, rows[end].width)
+                end += 1
+            batch = rows[start:end]
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            positions = np.zeros((len(batch), width), dtype=np.int64)
+            allowed = np.zeros((len(batch), width, width), dtype=bool)
+            for b, row in enumerate(batch):
+                ids[b, : row.width] = row.tokens
+                positions[b, : row.width] = row.positions
+                allowed[b] = row.ancestry(width)
+            flat = np.concatenate([b * width + row.read_columns for b, row in enumerate(batch)])
+            targets = np.concatenate([row.read_tokens for row in batch])
+            values = self._forward_select(
+                torch.from_numpy(ids),
+                torch.from_numpy(positions),
+                torch.from_numpy(allowed),
+                torch.from_numpy(flat),
+                torch.from_numpy(targets),
+            ).tolist()
+            self.stats.forward_tokens += sum(row.width for row in batch)
+            cursor = 0
+            for row in batch:
+                for i in row.requests:
+                    count = sum(len(reads) for reads in tries[i].reads)
+                    results[i] = _result(tries[i], values[cursor : cursor + count])
+                    cursor += count
+            start = end
         return [r for r in results if r is not None]
 
     def _tree_batch(
         self, prefixes: list[tuple[int, ...]], trie: Trie
-    ) -> tuple[list[list[float]], list[list[float]]]:
-        """Score one batch of prefixes that share a trie; returns (sums, per-read values).
+    ) -> list[list[float]]:
+        """Score one batch of prefixes that share a trie; returns per-row read values.
 
         Rows are left-padded so that every prefix ends at the same column and the trie's nodes
         occupy the last ``n`` columns of every row; the attention mask is then one static
@@ -278,7 +281,7 @@ class LocalEngine:
         body = width - n  # columns before the nodes
         starts = torch.tensor([body - len(p) for p in prefixes])
         ids = torch.tensor([[0] * (body - len(p)) + list(p) + list(trie.tokens) for p in prefixes])
-        pattern, read_rows, read_tokens, to_continuation = self._tree_pattern(trie, width)
+        pattern, read_rows, read_tokens = self._tree_pattern(trie, width)
         column = torch.arange(width)
         valid = column[None, :] >= starts[:, None]  # (B, W): not padding
         allowed = (pattern[None] & valid[:, None, :]) | torch.eye(width, dtype=torch.bool)[None]
@@ -290,10 +293,10 @@ class LocalEngine:
         rows = (torch.arange(batch)[:, None] * width + body - 1 + read_rows[None, :]).reshape(-1)
         targets = read_tokens.repeat(batch)
         values = self._forward_select(ids, positions, allowed, rows, targets).reshape(batch, -1)
-        sums = values @ to_continuation
-        return sums.tolist(), values.tolist()
+        result: list[list[float]] = values.tolist()
+        return result
 
-    def _tree_pattern(self, trie: Trie, width: int) -> tuple[Any, Any, Any, Any]:
+    def _tree_pattern(self, trie: Trie, width: int) -> tuple[Any, Any, Any]:
         """Static mask pattern and read layout of a trie placed at the end of ``width`` columns."""
         import torch
 
@@ -304,12 +307,10 @@ class LocalEngine:
             pattern[body:, body:] = False
             for m, chain in enumerate(trie.ancestors):
                 pattern[body + m, [body + a for a in chain]] = True
-        flat = [(row, token, c) for c, reads in enumerate(trie.reads) for row, token in reads]
-        read_rows = torch.tensor([row for row, _, _ in flat])
-        read_tokens = torch.tensor([token for _, token, _ in flat])
-        to_continuation = torch.zeros((len(flat), len(trie.reads)), dtype=torch.float64)
-        to_continuation[torch.arange(len(flat)), torch.tensor([c for _, _, c in flat])] = 1.0
-        return pattern, read_rows, read_tokens, to_continuation
+        flat = [read for reads in trie.reads for read in reads]
+        read_rows = torch.tensor([row for row, _ in flat])
+        read_tokens = torch.tensor([token for _, token in flat])
+        return pattern, read_rows, read_tokens
 
     def _forward_select(
         self, ids: Any, positions: Any, allowed: Any, rows: Any, targets: Any
@@ -335,12 +336,12 @@ class LocalEngine:
                 picked = hidden.reshape(batch * width, -1).index_select(0, unique_rows)
                 logits = self._head(picked)
                 where = torch.searchsorted(unique_rows, row_index)
-                logprobs = torch.log_softmax(logits.float(), dim=-1)
+                logprobs = torch.log_softmax(_at_least_fp32(logits), dim=-1)
                 values = logprobs[where, target_index]
                 self.stats.head_rows += int(unique_rows.numel())
             else:
                 logits = self.model(**inputs).logits.reshape(batch * width, -1)
-                logprobs = torch.log_softmax(logits.float(), dim=-1)
+                logprobs = torch.log_softmax(_at_least_fp32(logits), dim=-1)
                 values = logprobs[row_index, target_index]
                 self.stats.head_rows += batch * width
         self.stats.padded_tokens += batch * width
@@ -403,7 +404,8 @@ class LocalEngine:
                 logits = self.model(
                     input_ids=ids.to(self.device), attention_mask=attention.to(self.device)
                 ).logits
-                logprobs = torch.log_softmax(logits.float(), dim=-1).reshape(len(batch) * width, -1)
+                logprobs = torch.log_softmax(_at_least_fp32(logits), dim=-1)
+                logprobs = logprobs.reshape(len(batch) * width, -1)
                 values = logprobs[torch.tensor(rows), torch.tensor(targets)].cpu().tolist()
             self.stats.forward_tokens += sum(lengths[k] for k in batch)
             self.stats.padded_tokens += len(batch) * width
@@ -517,7 +519,8 @@ class LocalEngine:
             "device": str(self.device),
             "gpu": torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else None,
             "dtype": self.dtype_name,
-            "prefix_sharing": self.prefix_sharing,
+            "scorer": self.scorer,
+            "row_tokens": self.row_tokens if self.scorer == "tree" else None,
             "split_head": self._split_head,
             "batch_tokens": self.batch_tokens,
             "torch": torch.__version__,

@@ -37,6 +37,8 @@ def _local(config: EngineConfig) -> Engine:
         device=config.device or "auto",
         dtype=config.dtype or "auto",
         batch_tokens=config.batch_tokens,
+        scorer=config.scorer,
+        row_tokens=config.row_tokens,
     )
 
 

@@ -62,6 +62,19 @@ class Job:
     offsets: tuple[int, ...]
 
 
+def endpoint_slices(requests: Sequence[ScoreRequest], endpoints: int) -> list[int]:
+    """The endpoint of each request: contiguous slices of the prefix order, one per endpoint.
+
+    Prompts that share a description head land on one server, whose prefix cache can then
+    serve the head to all of them.
+    """
+    order = sorted(range(len(requests)), key=lambda i: requests[i].prefix)
+    out = [0] * len(requests)
+    for rank, i in enumerate(order):
+        out[i] = rank * endpoints // len(requests)
+    return out
+
+
 def trie_jobs(
     requests: Sequence[ScoreRequest],
     tries: Sequence[Trie],
@@ -73,11 +86,14 @@ def trie_jobs(
     Args:
         requests: all score requests.
         tries: the trie of each request.
-        indices: which requests to cover (those routed to one endpoint).
+        indices: which requests to cover (those routed to one endpoint); their prompts are
+            sent in prefix order.
         per_request: the most prompts in one HTTP request (vLLM accepts 1024).
     """
     groups: dict[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, int]]]] = {}
-    for i in indices:
+    # In prefix order, prompts that share a description head are sent together (and, on a
+    # server with prefix caching, one after the other), so the head's cached blocks are reused.
+    for i in sorted(indices, key=lambda i: requests[i].prefix):
         trie = tries[i]
         for row, children in enumerate(trie.children()):
             if not children:

@@ -13,7 +13,7 @@ from climb_vllm.benchmarks.intrinsic.task import sample_requests
 from climb_vllm.core.errors import UserError
 from climb_vllm.engines.base import GenerateRequest, ScoreRequest
 from climb_vllm.engines.http import HttpEngine
-from climb_vllm.engines.strategies import sequence_jobs, trie_jobs
+from climb_vllm.engines.strategies import endpoint_slices, sequence_jobs, trie_jobs
 from climb_vllm.engines.trie import Trie
 from tests.helpers import free_port, vllm_python
 
@@ -93,3 +93,16 @@ def test_wrong_model_name_lists_the_served_ones(vllm_server: str, tiny_model: Pa
 def test_unreachable_endpoint_names_the_fix(tiny_model: Path) -> None:
     with pytest.raises(UserError, match="make serve"):
         HttpEngine([f"http://127.0.0.1:{free_port()}"], tokenizer=str(tiny_model))
+
+
+def test_prompts_that_share_heads_are_sent_together(engine: Any) -> None:
+    family = sample_requests(engine.tokenizer, 64, seed=2, run=16)
+    shuffled = family[1::2] + family[::2]
+    tries = [Trie.build(r.continuations) for r in shuffled]
+    (job, *_) = trie_jobs(shuffled, tries, list(range(len(shuffled))), 1024)
+    sent = [tuple(p) for p in job.payload["prompt"]]
+    assert sent == sorted(r.prefix for r in shuffled)  # the root prompts, in prefix order
+    where = endpoint_slices(shuffled, 3)
+    by_rank = [where[i] for i in sorted(range(len(shuffled)), key=lambda i: shuffled[i].prefix)]
+    assert by_rank == sorted(by_rank) and set(by_rank) == {0, 1, 2}
+    assert abs(by_rank.count(0) - by_rank.count(2)) <= 1

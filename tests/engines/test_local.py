@@ -11,6 +11,7 @@ import torch
 
 from climb_vllm.benchmarks.intrinsic import task as intrinsic
 from climb_vllm.core.errors import UserError
+from climb_vllm.engines import token_tree
 from climb_vllm.engines.base import Engine, GenerateRequest, ScoreRequest
 from climb_vllm.engines.local import LocalEngine
 from climb_vllm.engines.trie import Trie
@@ -29,7 +30,7 @@ def test_engine_satisfies_the_protocol(engine: Any) -> None:
 def test_prefix_shared_equals_naive_within_1e4(
     engine: Any, tiny_model: Path, sample_requests: list[ScoreRequest]
 ) -> None:
-    naive = LocalEngine(str(tiny_model), device="cpu", prefix_sharing=False)
+    naive = LocalEngine(str(tiny_model), device="cpu", scorer="naive")
     shared = engine.score(sample_requests)
     reference = naive.score(sample_requests)
     worst = 0.0
@@ -69,11 +70,83 @@ def test_prefix_sharing_computes_far_fewer_tokens(
     tiny_model: Path, sample_requests: list[ScoreRequest]
 ) -> None:
     shared = LocalEngine(str(tiny_model), device="cpu")
-    naive = LocalEngine(str(tiny_model), device="cpu", prefix_sharing=False)
+    naive = LocalEngine(str(tiny_model), device="cpu", scorer="naive")
     shared.score(sample_requests)
     naive.score(sample_requests)
     assert naive.stats.forward_tokens > 5 * shared.stats.forward_tokens
     assert shared.stats.head_rows < naive.stats.head_rows
+
+
+@pytest.fixture(scope="module")
+def family_requests(engine: Any) -> list[ScoreRequest]:
+    # Runs of consecutive codes: 7th-character families and siblings share description heads.
+    return intrinsic.sample_requests(engine.tokenizer, 96, top_k=10, seed=5, run=32)
+
+
+@pytest.mark.parametrize("row_tokens", [16, 256, 4096])
+def test_shared_heads_equal_naive_within_1e4(
+    tiny_model: Path, family_requests: list[ScoreRequest], row_tokens: int
+) -> None:
+    naive = LocalEngine(str(tiny_model), device="cpu", scorer="naive").score(family_requests)
+    tree = LocalEngine(str(tiny_model), device="cpu", scorer="tree", row_tokens=row_tokens)
+    got = tree.score(family_requests)
+    for a, b in zip(got, naive):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
+        assert [len(t) for t in a.token_logprobs] == [len(t) for t in b.token_logprobs]
+        for ta, tb in zip(a.token_logprobs, b.token_logprobs):
+            assert ta == pytest.approx(tb, abs=1e-4)
+
+
+def test_in_fp64_every_layout_equals_naive_to_rounding(
+    tiny_model: Path, family_requests: list[ScoreRequest]
+) -> None:
+    # In fp64 the only differences left are rounding's (~1e-13): any wrong mask entry,
+    # position or read column would show up as a difference of order 1e-2 or more.
+    chosen = family_requests[:40]
+    naive = LocalEngine(str(tiny_model), device="cpu", dtype="float64", scorer="naive")
+    want = naive.score(chosen)
+    for scorer in ("tree", "prefix"):
+        engine = LocalEngine(
+            str(tiny_model), device="cpu", dtype="float64", scorer=scorer, row_tokens=64
+        )
+        for a, b in zip(engine.score(chosen), want):
+            assert a.logprobs == pytest.approx(b.logprobs, abs=1e-9)
+
+
+def test_a_codes_values_do_not_depend_on_its_row_partners(
+    engine: Any, family_requests: list[ScoreRequest]
+) -> None:
+    together = engine.score(family_requests)
+    for k in (0, 17, 50, len(family_requests) - 1):
+        alone = engine.score([family_requests[k]])[0]
+        assert alone.logprobs == pytest.approx(together[k].logprobs, abs=1e-5)
+    # Reordered input gives the same values in the caller's order.
+    backwards = engine.score(family_requests[::-1])[::-1]
+    for a, b in zip(backwards, together):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)
+
+
+def test_shared_heads_feed_fewer_tokens_than_per_prompt_sharing(
+    tiny_model: Path, family_requests: list[ScoreRequest]
+) -> None:
+    tree = LocalEngine(str(tiny_model), device="cpu", scorer="tree")
+    prefix = LocalEngine(str(tiny_model), device="cpu", scorer="prefix")
+    tree.score(family_requests)
+    prefix.score(family_requests)
+    tries = [Trie.build(r.continuations) for r in family_requests]
+    prefixes = [r.prefix for r in family_requests]
+    assert tree.stats.forward_tokens == token_tree.forward_tokens(prefixes, tries, 256)
+    assert prefix.stats.forward_tokens == sum(
+        len(p) + len(t.tokens) for p, t in zip(prefixes, tries)
+    )
+    assert tree.stats.forward_tokens < 0.95 * prefix.stats.forward_tokens
+    assert tree.stats.head_rows == prefix.stats.head_rows  # the same reads
+    assert tree.describe()["scorer"] == "tree"
+
+
+def test_unknown_scorer_names_the_choices(tiny_model: Path) -> None:
+    with pytest.raises(UserError, match="tree, prefix, naive"):
+        LocalEngine(str(tiny_model), device="cpu", scorer="fast")
 
 
 def test_trie_shares_first_tokens() -> None:

@@ -1,11 +1,23 @@
-"""The intrinsic scoring bench (``climb-vllm bench``'s default), as ratios against a baseline in
-the same run.
+"""The intrinsic scoring bench (``climb-vllm bench``'s default), as ratios in one run.
 
-P1  forward tokens per (code, name) pair: prefix-shared scoring vs naive full sequences, on the
-    same requests from the same tokenizer, with the largest log-prob difference between them.
-P2  wall time of the same two scorers on the same model and requests (after one warm-up each).
-Memory (``--full-run``): a full-release intrinsic run in a child process; its peak resident set
-    size is read from the kernel's accounting of finished children.
+Four scorers, on the same model, the same requests and the same token budget, one after the
+other in this process (one warm-up each, best of ``repeats`` timings):
+
+naive   every (prompt + name) as its own sequence (``LocalEngine(scorer="naive")``);
+prefix  each prompt once, its names' trie after it (``scorer="prefix"``);
+tree    shared description heads: prompts packed as token trees (``scorer="tree"``, the
+        default);
+hflm    lm-evaluation-harness's ``HFLM._loglikelihood_tokens`` on the same token ids, when
+        ``lm_eval`` is installed (it caches one-token continuations of the same context).
+
+The sample is runs of 64 consecutive codes of the 2021 release from uniformly drawn starts, so
+its prompts share heads as a full run's chunks do.
+
+P1  forward tokens per (code, name) pair of each scorer, and (``--full-run``) of naive, prefix
+    and tree over the whole release, from the layouts alone (no model), in the run's chunks.
+P2  wall time of each scorer; the largest log-prob difference of each from naive.
+Memory (``--full-run``): a full-release run with the default scorer in a child process; its
+    peak resident set size is read from the kernel's accounting of finished children.
 """
 
 from __future__ import annotations
@@ -15,28 +27,116 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from climb_vllm.engines.base import ScoreRequest, ScoreResult
-from climb_vllm.engines.local import LocalEngine
+from climb_vllm.engines.base import ScoreRequest
+from climb_vllm.engines.local import SCORERS, LocalEngine
+from climb_vllm.engines.trie import Trie
+
+#: consecutive release codes per run of the bench sample
+RUN = 64
+#: the chunk size of a run (codes scored together), for the release-wide token counts
+CHUNK = 1024
 
 
-def _requests(tokenizer: Any, codes: int) -> tuple[list[ScoreRequest], int]:
-    """The sample's requests and its number of (code, name) pairs (top-5 names)."""
+def _requests(tokenizer: Any, codes: int, run: int = RUN) -> tuple[list[ScoreRequest], int]:
+    """The sample's requests and its number of (code, name) pairs (top-5 names).
+
+    Args:
+        tokenizer: the model's tokenizer.
+        codes: codes in the sample.
+        run: consecutive release codes per run (1: a stratified sample).
+    """
     from climb_vllm.benchmarks.intrinsic.task import sample_requests
+
+    requests = sample_requests(tokenizer, codes, run=run)
+    return requests, sum(len(r.continuations) for r in requests)
+
+
+def _timed(
+    score: Callable[[list[ScoreRequest]], list[list[float]]],
+    requests: list[ScoreRequest],
+    repeats: int,
+) -> tuple[float, list[list[float]]]:
+    """Best wall time of ``repeats`` calls (after a warm-up) and the last call's log-probs."""
+    score(requests[:8])  # warm-up: first-call allocations and kernel selection
+    best, values = float("inf"), []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        values = score(requests)
+        best = min(best, time.perf_counter() - start)
+    return best, values
+
+
+def _engine_scorer(engine: LocalEngine) -> Callable[[list[ScoreRequest]], list[list[float]]]:
+    def score(requests: list[ScoreRequest]) -> list[list[float]]:
+        engine.stats.forward_tokens = engine.stats.padded_tokens = engine.stats.head_rows = 0
+        engine.stats.batches = 0
+        return [list(r.logprobs) for r in engine.score(requests)]
+
+    return score
+
+
+def _hflm_scorer(
+    model: Path, device: str, dtype: str, batch_tokens: int, requests: list[ScoreRequest]
+) -> tuple[Callable[[list[ScoreRequest]], list[list[float]]], int] | None:
+    """lm-eval's HFLM on the same token ids (batch rows cut to the same token budget), or None
+    when lm_eval is not installed."""
+    try:
+        from lm_eval.models.huggingface import HFLM
+    except ImportError:
+        return None
+    longest = max(len(r.prefix) + len(c) for r in requests for c in r.continuations)
+    batch_size = max(1, batch_tokens // longest)
+    lm = HFLM(pretrained=str(model), device=device, dtype=dtype, batch_size=batch_size)
+
+    def score(chosen: list[ScoreRequest]) -> list[list[float]]:
+        items = [(("", ""), list(r.prefix), list(c)) for r in chosen for c in r.continuations]
+        flat = iter(value for value, _ in lm._loglikelihood_tokens(items, disable_tqdm=True))
+        return [[next(flat) for _ in r.continuations] for r in chosen]
+
+    return score, batch_size
+
+
+def release_tokens(
+    tokenizer: Any, row_tokens: int, chunk: int = CHUNK, codes: int | None = None
+) -> dict[str, float]:
+    """Forward tokens per (code, name) pair over every 2021 code, per scorer, from the layouts.
+
+    Args:
+        tokenizer: the model's tokenizer.
+        row_tokens: nodes per row of the tree scorer.
+        chunk: codes scored together (release order), as a run's chunks are.
+        codes: only the release's first ``codes`` codes (None: all).
+    """
+    from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder
+    from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE
+    from climb_vllm.engines.token_tree import forward_tokens
     from climb_vllm.names import load_names
+    from climb_vllm.ontology import load_ontology
 
-    return sample_requests(tokenizer, codes), codes * len(load_names().distinct(5))
-
-
-def _timed(engine: LocalEngine, requests: list[ScoreRequest]) -> tuple[float, list[ScoreResult]]:
-    engine.score(requests[:8])  # warm-up: first-call allocations and kernel selection
-    engine.stats.forward_tokens = engine.stats.padded_tokens = engine.stats.head_rows = 0
-    engine.stats.batches = 0
-    start = time.perf_counter()
-    results = engine.score(requests)
-    return time.perf_counter() - start, results
+    descriptions = list(load_ontology().table["description"])[:codes]
+    names = load_names().distinct(5)
+    encoder = BoundaryEncoder(tokenizer)
+    tries: dict[tuple[tuple[int, ...], ...], Trie] = {}
+    totals = {"naive": 0, "prefix": 0, "tree": 0}
+    pairs = 0
+    for start in range(0, len(descriptions), chunk):
+        chunk_descriptions = descriptions[start : start + chunk]
+        texts = [DEFAULT_TEMPLATE.format(description=d) for d in chunk_descriptions]
+        requests = [p.request for p in encoder.plan(texts, names)]
+        chosen = [tries.setdefault(r.continuations, Trie.build(r.continuations)) for r in requests]
+        pairs += sum(len(r.continuations) for r in requests)
+        totals["naive"] += sum(
+            len(r.prefix) * len(r.continuations) + sum(map(len, r.continuations)) for r in requests
+        )
+        totals["prefix"] += sum(len(r.prefix) + len(t.tokens) for r, t in zip(requests, chosen))
+        totals["tree"] += forward_tokens([r.prefix for r in requests], chosen, row_tokens)
+    return {f"release_{k}_tokens_per_pair": v / pairs for k, v in totals.items()} | {
+        "release_pairs": pairs
+    }
 
 
 def _full_run(model: Path, device: str, dtype: str, batch_tokens: int) -> dict[str, Any]:
@@ -57,12 +157,12 @@ def _full_run(model: Path, device: str, dtype: str, batch_tokens: int) -> dict[s
 
 
 def requests_for(tokenizer_path: Path, codes: int) -> list[ScoreRequest]:
-    """The requests of the ``codes``-code sample, tokenized by a saved tokenizer (for ``bench
-    --endpoint``)."""
+    """The requests of a ``codes``-code stratified sample, tokenized by a saved tokenizer (for
+    ``bench --endpoint``)."""
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_path))
-    return _requests(tokenizer, codes)[0]
+    return _requests(tokenizer, codes, run=1)[0]
 
 
 def scoring_bench(
@@ -72,16 +172,21 @@ def scoring_bench(
     dtype: str = "auto",
     batch_tokens: int = 8192,
     full_run: bool = False,
+    row_tokens: int = 256,
+    repeats: int = 1,
 ) -> dict[str, Any]:
-    """P1 and P2 on one model (and, with ``full_run``, a full-release run's time and memory).
+    """P1 and P2 of the four scorers on one model (and, with ``full_run``, release-wide token
+    counts and a full-release run's time and memory).
 
     Args:
         model: the model folder (None: build the tiny demo model now).
         codes: codes in the comparison sample.
         device: "auto", "cpu" or "cuda".
-        dtype: "auto", "float32", "bfloat16" or "float16".
-        batch_tokens: positions per forward pass.
-        full_run: also time a full-release intrinsic run in a child process.
+        dtype: "auto", "float32", "bfloat16", "float16" or "float64" (rounding checks).
+        batch_tokens: positions per forward pass, for every scorer.
+        full_run: also count release-wide tokens and time a full-release run.
+        row_tokens: nodes per row of the tree scorer.
+        repeats: timings per scorer; the best is kept.
     """
     label = str(model or "tiny demo model (built now)")
     tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -90,25 +195,17 @@ def scoring_bench(
 
         tmp = tempfile.TemporaryDirectory()
         model = build_demo_model(Path(tmp.name) / "tiny")
-    shared = LocalEngine(str(model), device=device, dtype=dtype, batch_tokens=batch_tokens)
-    naive = LocalEngine(
-        str(model),
-        device=device,
-        dtype=dtype,
-        batch_tokens=batch_tokens,
-        prefix_sharing=False,
-    )
+    engines = {
+        scorer: LocalEngine(
+            str(model), device=device, dtype=dtype, batch_tokens=batch_tokens, scorer=scorer,
+            row_tokens=row_tokens,
+        )
+        for scorer in SCORERS
+    }  # fmt: skip
+    tree = engines["tree"]
     start = time.perf_counter()
-    requests, pairs = _requests(shared.tokenizer, codes)
-    encode_seconds = time.perf_counter() - start
-    naive_seconds, naive_results = _timed(naive, requests)
-    shared_seconds, shared_results = _timed(shared, requests)
-    worst = max(
-        abs(a - b)
-        for x, y in zip(shared_results, naive_results)
-        for a, b in zip(x.logprobs, y.logprobs)
-    )
-    facts = shared.describe()
+    requests, pairs = _requests(tree.tokenizer, codes)
+    facts = tree.describe()
     results: dict[str, Any] = {
         "model": label,
         "parameters": facts["parameters"],
@@ -116,19 +213,41 @@ def scoring_bench(
         "dtype": facts["dtype"],
         "codes": codes,
         "pairs": pairs,
-        "encode_seconds": encode_seconds,
-        "P1_naive_tokens_per_pair": naive.stats.forward_tokens / pairs,
-        "P1_shared_tokens_per_pair": shared.stats.forward_tokens / pairs,
-        "P1_ratio": naive.stats.forward_tokens / shared.stats.forward_tokens,
-        "P1_naive_head_rows": naive.stats.head_rows,
-        "P1_shared_head_rows": shared.stats.head_rows,
-        "P1_max_abs_logprob_diff": worst,
-        "P2_naive_seconds": naive_seconds,
-        "P2_shared_seconds": shared_seconds,
-        "P2_ratio": naive_seconds / shared_seconds,
-        "P2_shared_codes_per_second": codes / shared_seconds,
+        "batch_tokens": batch_tokens,
+        "row_tokens": tree.row_tokens,
+        "encode_seconds": time.perf_counter() - start,
     }
+    seconds: dict[str, float] = {}
+    values: dict[str, list[list[float]]] = {}
+    for scorer in ("naive", "prefix", "tree"):
+        engine = engines[scorer]
+        seconds[scorer], values[scorer] = _timed(_engine_scorer(engine), requests, repeats)
+        results[f"P1_{scorer}_tokens_per_pair"] = engine.stats.forward_tokens / pairs
+        results[f"P1_{scorer}_padded_tokens"] = engine.stats.padded_tokens
+        results[f"P1_{scorer}_head_rows"] = engine.stats.head_rows
+    hflm = _hflm_scorer(Path(model), facts["device"], facts["dtype"], batch_tokens, requests)
+    if hflm is not None:
+        seconds["hflm"], values["hflm"] = _timed(hflm[0], requests, repeats)
+        results["hflm_batch_size"] = hflm[1]
+    else:
+        results["hflm"] = "lm_eval not installed (pip install lm-eval==0.4.13 accelerate)"
+    for scorer, taken in seconds.items():
+        results[f"P2_{scorer}_seconds"] = taken
+        if scorer != "naive":
+            results[f"{scorer}_max_abs_logprob_diff_vs_naive"] = max(
+                abs(a - b)
+                for x, y in zip(values[scorer], values["naive"])
+                for a, b in zip(x, y)
+            )
+    results["P1_tree_vs_prefix_ratio"] = (
+        results["P1_prefix_tokens_per_pair"] / results["P1_tree_tokens_per_pair"]
+    )
+    for baseline in ("naive", "prefix", "hflm"):
+        if baseline in seconds:
+            results[f"P2_tree_speedup_vs_{baseline}"] = seconds[baseline] / seconds["tree"]
+    results["P2_tree_codes_per_second"] = codes / seconds["tree"]
     if full_run:
+        results.update(release_tokens(tree.tokenizer, tree.row_tokens))
         full = _full_run(Path(model), facts["device"], facts["dtype"], batch_tokens)
         results["full_run_seconds"] = full["seconds"]
         results["full_run_peak_rss_gib"] = full["peak_rss_gib"]

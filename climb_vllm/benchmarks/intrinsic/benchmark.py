@@ -63,6 +63,12 @@ class IntrinsicBenchmark:
                suite_help="intrinsic: codes scored under every sensitivity template"),
         Option("--batch-tokens", "batch_tokens", "positions per forward pass",
                field="batch_tokens"),
+        Option("--scorer", "scorer",
+               "local engine's layout: tree (shared description heads), prefix (each prompt "
+               "once) or naive (every pair alone); same log-probs within float rounding",
+               field="scorer", choices=("tree", "prefix", "naive")),
+        Option("--row-tokens", "row_tokens", "nodes per token-tree row of the tree scorer",
+               field="row_tokens"),
         Option("--sex-rule", "sex_rule",
                "which codes are sex-specific: descendants (the CMS sex edits plus non-billable "
                "codes whose billable codes are all on one list) or listed (the edits as "

@@ -99,15 +99,40 @@ class IntrinsicTask:
         return [chunk for chunk in out if chunk[1]]
 
 
+def sample_codes(codes: int, seed: int = 0, run: int = 1) -> list[str]:
+    """A sample of 2021 codes, in release order.
+
+    Args:
+        codes: how many codes.
+        seed: sampling seed.
+        run: 1 for a stratified sample (every chapter, both sex lists); with ``run > 1``, runs
+            of ``run`` consecutive codes of the release from uniformly drawn starting codes, as
+            the chunks of a full run are: their prompts share heads as a full run's do.
+    """
+    import random
+
+    ontology = load_ontology()
+    if run <= 1:
+        return ontology.stratified_subset(codes, seed=seed)
+    # Runs start at uniformly drawn codes, so the sample has the release's own mix of long,
+    # head-sharing families (injuries, neoplasms) and short descriptions.
+    draw = random.Random(seed)
+    chosen: set[int] = set()
+    while len(chosen) < min(codes, len(ontology.codes)):
+        start = draw.randrange(len(ontology.codes))
+        chosen.update(range(start, min(start + run, len(ontology.codes))))
+    return [ontology.codes[k] for k in sorted(chosen)[:codes]]
+
+
 def sample_requests(
-    tokenizer: Any, codes: int, top_k: int = 5, seed: int = 0
+    tokenizer: Any, codes: int, top_k: int = 5, seed: int = 0, run: int = 1
 ) -> list[ScoreRequest]:
-    """Score requests for a stratified sample of 2021 codes and the top-K distinct names.
+    """Score requests for a sample of 2021 codes (:func:`sample_codes`) and the top-K names.
 
     For benchmarks and tests: the real prompts of a run, without a run directory.
     """
     ontology = load_ontology()
-    chosen = ontology.stratified_subset(codes, seed=seed)
+    chosen = sample_codes(codes, seed, run)
     described = dict(zip(ontology.table["code"], ontology.table["description"]))
     texts = [DEFAULT_TEMPLATE.format(description=described[c]) for c in chosen]
     names = load_names().distinct(top_k)

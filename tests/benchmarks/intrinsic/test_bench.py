@@ -7,15 +7,36 @@ from pathlib import Path
 
 import pytest
 
-from climb_vllm.benchmarks.intrinsic.bench import scoring_bench
+from climb_vllm.benchmarks.intrinsic.bench import release_tokens, scoring_bench
 from climb_vllm.cli import main
 
 
 def test_bench_reports_work_ratios_and_agreement(tiny_model: Path, tmp_path: Path) -> None:
-    results = scoring_bench(tiny_model, codes=30, device="cpu", batch_tokens=4096)
-    assert results["pairs"] == 30 * 30
-    assert results["P1_ratio"] > 10
-    assert results["P1_max_abs_logprob_diff"] < 1e-4
+    results = scoring_bench(tiny_model, codes=64, device="cpu", batch_tokens=4096)
+    assert results["pairs"] == 64 * 30
+    naive, prefix, tree = (results[f"P1_{s}_tokens_per_pair"] for s in ("naive", "prefix", "tree"))
+    assert naive > 10 * prefix and prefix > 1.2 * tree
+    assert results["P1_tree_vs_prefix_ratio"] == pytest.approx(prefix / tree)
+    assert results["prefix_max_abs_logprob_diff_vs_naive"] < 1e-4
+    assert results["tree_max_abs_logprob_diff_vs_naive"] < 1e-4
+    if "P2_hflm_seconds" in results:  # lm_eval installed: the same requests, the same numbers
+        assert results["hflm_max_abs_logprob_diff_vs_naive"] < 1e-4
+    else:
+        assert "not installed" in results["hflm"]
+    for scorer in ("naive", "prefix", "tree"):
+        assert results[f"P2_{scorer}_seconds"] > 0
+
+
+def test_release_token_counts_order_the_layouts(tiny_model: Path) -> None:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_model))
+    counts = release_tokens(tokenizer, 256, chunk=512, codes=1500)
+    assert counts["release_pairs"] == 1500 * 30
+    naive, prefix, tree = (
+        counts[f"release_{s}_tokens_per_pair"] for s in ("naive", "prefix", "tree")
+    )
+    assert naive > 10 * prefix and prefix > 1.1 * tree
 
 
 def test_bench_command_writes_json(tiny_model: Path, tmp_path: Path) -> None:
