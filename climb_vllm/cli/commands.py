@@ -14,8 +14,19 @@ from climb_vllm.core.errors import UserError
 from climb_vllm.core.run import EngineOptions, RunContext, engine_settings
 
 
-def engine_options(args: argparse.Namespace) -> EngineOptions:
-    """The engine options of an ``eval`` verb."""
+def engine_options(args: argparse.Namespace, adapter: str | None = None) -> EngineOptions:
+    """The engine options of an ``eval`` verb.
+
+    Args:
+        args: the parsed command line.
+        adapter: the adapter of this run (None: the single ``--adapter`` given, if any).
+    """
+    if adapter is None and len(args.adapter) > 1:
+        raise UserError(
+            f"{len(args.adapter)} adapters were given to one benchmark.",
+            "pass one --adapter per 'eval <benchmark>', or use 'eval all' to run the base "
+            "model and several adapters and compare them.",
+        )
     return EngineOptions(
         model=args.model,
         tokenizer=args.tokenizer,
@@ -23,6 +34,7 @@ def engine_options(args: argparse.Namespace) -> EngineOptions:
         engine=args.engine,
         endpoints=tuple(args.endpoint),
         served_model=args.served_model,
+        adapter=adapter or (args.adapter[0] if args.adapter else None),
         concurrency=args.concurrency,
         rate=args.rate,
         device=args.device,
@@ -73,6 +85,8 @@ def eval_all(args: argparse.Namespace) -> Path:
     from climb_vllm.suite import run_suite
 
     benchmarks = selected(args.benchmarks)
+    if args.adapter:
+        return _eval_adapters(args, benchmarks)
     outcome = run_suite(
         benchmarks,
         suite_values(args, benchmarks),
@@ -94,6 +108,43 @@ def eval_all(args: argparse.Namespace) -> Path:
         )
     assert outcome.run_dir is not None
     return outcome.report or outcome.run_dir
+
+
+def _eval_adapters(args: argparse.Namespace, benchmarks: list[Benchmark]) -> Path:
+    """``eval all --adapter A --adapter B``: the base model, then each adapter, each into its
+    own run directory (with ``--out DIR``: DIR, then DIR+<adapter> beside it); one report over
+    all of them, with the paired comparisons, in the base run's ``report/``."""
+    from dataclasses import replace
+
+    from climb_vllm.report.html import write_report
+    from climb_vllm.suite import run_suite
+
+    values = suite_values(args, benchmarks)
+    context = run_context(args)
+    variants: list[str | None] = [None, *args.adapter]
+    base = engine_options(args, adapter="")
+    outcomes = []
+    for adapter in variants:
+        options = replace(base, adapter=adapter)
+        here = context
+        if adapter and context.out is not None:
+            name = Path(adapter).name or adapter
+            here = replace(context, out=context.out.parent / f"{context.out.name}+{name}")
+        outcomes.append(run_suite(benchmarks, values, options, here, report=False))
+    failed = [(v or "base", o.failed) for v, o in zip(variants, outcomes) if o.failed]
+    run_dirs = [o.run_dir for o in outcomes if o.run_dir is not None]
+    report: Path | None = None
+    if run_dirs and not args.no_report and outcomes[0].run_dir is not None:
+        report = write_report(run_dirs, outcomes[0].run_dir / "report")
+        print(f"report written to {report}")
+    if failed:
+        variant, reasons = failed[0]
+        raise UserError(
+            f"Benchmarks failed in {len(failed)} of {len(variants)} runs; first: {variant}: "
+            f"{next(iter(reasons.values()))}",
+            "fix the cause and rerun the same command: finished benchmarks and chunks are kept.",
+        )
+    return report or run_dirs[0]
 
 
 def _external(name: str) -> ExternalGrader:
@@ -150,17 +201,25 @@ def report(args: argparse.Namespace) -> Path:
 
 def serve(args: argparse.Namespace) -> list[str]:
     """``serve``: start vLLM servers; returns their URLs."""
+    from climb_vllm.adapters import lora_flags, parse_adapters
     from climb_vllm.serving import serve as start
 
+    models = [m for m in args.model.split(",") if m]
+    adapters = lora_flags(parse_adapters(args.adapters))
+    if adapters and len(models) > 1:
+        raise UserError(
+            "--adapters belong to one base model, but several models were given.",
+            "serve one base model with its adapters per 'serve' command (another --port).",
+        )
     return start(
-        [m for m in args.model.split(",") if m],
+        models,
         port=args.port,
         gpus=[g for g in args.gpus.split(",") if g],
         tp=args.tp,
         python=args.python,
         host=args.host,
         cpu=args.cpu,
-        extra=[a for a in args.vllm_args if a != "--"],
+        extra=adapters + [a for a in args.vllm_args if a != "--"],
         timeout=args.timeout,
     )
 
@@ -169,12 +228,20 @@ def demo_model(args: argparse.Namespace) -> Path:
     """``demo-model``: build the tiny random model; returns its folder."""
     from climb_vllm.demo_model import build_demo_model
 
-    return build_demo_model(
-        args.out,
-        vocab_size=args.vocab_size,
-        hidden_size=args.hidden_size,
-        layers=args.layers,
-        heads=args.heads,
-        intermediate_size=args.intermediate_size,
-        seed=args.seed,
-    )
+    model = args.out
+    if not (model / "config.json").is_file() or not args.lora:
+        model = build_demo_model(
+            args.out,
+            vocab_size=args.vocab_size,
+            hidden_size=args.hidden_size,
+            layers=args.layers,
+            heads=args.heads,
+            intermediate_size=args.intermediate_size,
+            seed=args.seed,
+        )
+    if args.lora:
+        from climb_vllm.adapters import make_demo_adapter
+
+        for k, folder in enumerate(args.lora):
+            make_demo_adapter(model, folder, seed=args.seed + 1 + k)
+    return Path(model)

@@ -68,6 +68,13 @@ def add_engine_args(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--served-model", help="model name served at the endpoints")
     parser.add_argument(
+        "--adapter", action="append", default=[],
+        help="evaluate this LoRA adapter of the model: its folder (in-process engine, needs "
+        "peft) or the name the servers serve it under ('serve --adapters NAME=PATH'); eval "
+        "all: repeatable, runs the base model and then each adapter, each into its own run "
+        "directory, and the report compares each adapter with the base",
+    )  # fmt: skip
+    parser.add_argument(
         "--concurrency", "--max-connections", type=int, dest="concurrency",
         help="http requests in flight" + default("concurrency"),
     )  # fmt: skip
@@ -247,6 +254,11 @@ def build_parser() -> argparse.ArgumentParser:
         ("--vocab-size", 4096, "tokenizer vocabulary"), ("--seed", 0, "weights' seed"),
     ):  # fmt: skip
         demo.add_argument(flag, type=int, default=default, help=f"{meaning} (default: {default})")
+    demo.add_argument(
+        "--lora", type=Path, action="append", default=[], metavar="DIR",
+        help="also write a tiny random LoRA adapter of the model here (repeatable: one adapter "
+        "per folder, each with its own seed); needs peft (pip install -e '.[lora]')",
+    )  # fmt: skip
     text = "export the installed simple-icd-10-cm release as a table for --icd-release"
     export = verbs.add_parser("icd-export", help=text, description=text)
     export.add_argument("out", type=Path, help="the Parquet file to write")
@@ -276,6 +288,11 @@ def _add_serving(verbs: Any) -> None:
     serve.add_argument(
         "--timeout", type=float, default=900.0,
         help="seconds to wait for each server to answer (default: 900)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--adapters", default="",
+        help="LoRA adapters to serve beside the model, NAME=PATH,... (vLLM's --enable-lora "
+        "--lora-modules); evaluate one with 'eval ... --adapter NAME'",
     )  # fmt: skip
     serve.add_argument("vllm_args", nargs=argparse.REMAINDER, help="extra vLLM flags after --")
     text = "stop the servers that 'serve' started (and say which had already exited)"

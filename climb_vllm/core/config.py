@@ -34,6 +34,8 @@ class EngineConfig(BaseModel):
         endpoints: server base URLs of the http engine (not hashed: a restarted server may
             move to another port).
         served_model: the model name the servers serve (http engine).
+        adapter: a LoRA adapter: its folder (local engine, merged in with peft) or the name the
+            servers serve it under (http engine; requests name it instead of the base).
         strategy: http scoring strategy, "auto" or a named one.
         concurrency / rate / prompts_per_request: http client settings (not hashed).
         batch_tokens: positions per forward pass of the local engine (not hashed).
@@ -56,6 +58,7 @@ class EngineConfig(BaseModel):
     dtype: Literal["float32", "bfloat16", "float16", "float64"] | None = "float32"
     endpoints: tuple[str, ...] = ()
     served_model: str | None = None
+    adapter: str | None = None
     strategy: Literal["auto", "trie", "prompt_logprobs", "echo"] = "auto"
     concurrency: int = Field(default=64, ge=1)
     rate: int | None = Field(default=None, ge=1)

@@ -39,6 +39,7 @@ class EngineOptions:
         endpoints: OpenAI-compatible server URLs; empty with the http engine: the endpoints that
             ``climb-vllm serve`` recorded.
         served_model: the model name served at the endpoints (None: ask the server).
+        adapter: a LoRA adapter folder (local engine) or its served name (http engine).
         concurrency: http requests in flight.
         rate: the most http requests per second.
         device: "auto", "cpu" or "cuda" (local engine; auto: cuda when available).
@@ -53,6 +54,7 @@ class EngineOptions:
     engine: Literal["local", "http"] | None = None
     endpoints: tuple[str, ...] = ()
     served_model: str | None = None
+    adapter: str | None = None
     concurrency: int | None = None
     rate: int | None = None
     device: str = "auto"
@@ -89,6 +91,7 @@ def engine_settings(options: EngineOptions) -> dict[str, Any]:
         "dtype": dtype,
         "endpoints": endpoints,
         "served_model": options.served_model,
+        "adapter": options.adapter,
         "rate": options.rate,
     }
     for name in ("concurrency", "display", "seeds"):
@@ -161,8 +164,13 @@ def probe_served_model(config: Config, label: str | None) -> tuple[Engine | None
         return None, config
     engine = open_engine(config)
     if config.served_model is None:
-        served = engine.describe()["served_model"]
-        config = config.model_copy(update={"served_model": served, "model": label or served})
+        facts = engine.describe()
+        served = facts["served_model"]
+        # A served adapter's runs are labelled by its base, so the report pairs them.
+        base = (facts.get("adapter") or {}).get("base")
+        config = config.model_copy(
+            update={"served_model": served, "model": label or base or served}
+        )
     return engine, config
 
 
@@ -194,7 +202,11 @@ def open_run(
         config = config.model_copy(update=update)
     else:
         engine, config = probe_served_model(config, context.label)
-    run_dir = context.out or default_run_dir(config.model, context.run_id)
+    # An adapter's runs live beside its base's: outputs/runs/<model>+<adapter>/<run-id>.
+    label = config.model
+    if config.adapter:
+        label += "+" + (Path(config.adapter).name or config.adapter)
+    run_dir = context.out or default_run_dir(label, context.run_id)
     store = RunStore(run_dir)
     # A start that fails (a typo in the tokenizer, a missing model) must leave nothing that
     # refuses the corrected command: check the directory first, open the engine, then claim.

@@ -176,6 +176,10 @@ class HttpEngine:
     # -- probing ---------------------------------------------------------------------------
 
     def _models(self, endpoint: int) -> list[str]:
+        return [m["id"] for m in self._model_entries(endpoint)]
+
+    def _model_entries(self, endpoint: int) -> list[dict[str, Any]]:
+        """``/v1/models``'s entries; vLLM gives a served LoRA adapter its base as ``parent``."""
         status, text = self.transport.get(endpoint, "/v1/models")
         if status != 200:
             raise UserError(
@@ -183,10 +187,12 @@ class HttpEngine:
                 "check that --endpoint points at an OpenAI-compatible server (and the API key "
                 "in CLIMB_API_KEY).",
             )
-        return [m["id"] for m in json.loads(text).get("data", [])]
+        entries: list[dict[str, Any]] = json.loads(text).get("data", [])
+        return entries
 
     def _only_model(self) -> str:
-        models = self._models(0)
+        # Adapters served beside a base (entries with a parent) do not make the base ambiguous.
+        models = [str(m["id"]) for m in self._model_entries(0) if not m.get("parent")]
         if len(models) != 1:
             raise UserError(
                 f"{self.transport.urls[0]} serves {len(models)} models {models}.",
@@ -401,6 +407,7 @@ class HttpEngine:
         return {
             "engine": self.name,
             "served_model": self.served_model,
+            "adapter": self._adapter_facts(),
             "endpoints": [
                 {"url": c.url, "server": c.server, "version": c.version, "strategy": c.strategy}
                 for c in self.capabilities
@@ -411,6 +418,18 @@ class HttpEngine:
             "concurrency": self.transport.concurrency,
             "rate": self.transport.rate,
         }
+
+    def _adapter_facts(self) -> dict[str, Any] | None:
+        """The served model's base and source when it is a LoRA adapter (vLLM), else None."""
+        try:
+            entries = self._model_entries(0)
+        except UserError:
+            return None
+        for entry in entries:
+            if entry.get("id") == self.served_model and entry.get("parent"):
+                base, path = entry["parent"], entry.get("root")
+                return {"name": self.served_model, "base": base, "path": path}
+        return None
 
     def close(self) -> None:
         """Nothing to release: clients live only inside each call."""

@@ -41,6 +41,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from climb_vllm.adapters import apply_adapter, describe_adapter
 from climb_vllm.core.errors import UserError
 from climb_vllm.demo_model import DEMO_MARKER
 from climb_vllm.engines import token_tree
@@ -88,6 +89,7 @@ class LocalEngine:
         scorer: "tree" (shared description heads, the default), "prefix" (each prompt once,
             names shared after it) or "naive" (every prompt + name as its own sequence).
         row_tokens: the most nodes in one attention row of the "tree" scorer.
+        adapter: a LoRA adapter folder merged into the weights with peft (None: none).
     """
 
     name = "local"
@@ -106,6 +108,7 @@ class LocalEngine:
         batch_tokens: int = 8192,
         scorer: str = "tree",
         row_tokens: int = 256,
+        adapter: str | None = None,
     ) -> None:
         import torch
         import transformers
@@ -160,6 +163,9 @@ class LocalEngine:
                 f"{str(exc).splitlines()[0][:200] if str(exc) else ''}).",
                 "pass a local folder with config.json and weights, or a reachable hub id.",
             ) from exc
+        self.adapter = describe_adapter(adapter) if adapter else None
+        if adapter:
+            self.model = apply_adapter(self.model, adapter)
         self.model = self.model.to(self.device).eval()
         self._fingerprint = fingerprint(local) if local.is_dir() else None
         self._split_head = self._check_split_head()
@@ -519,6 +525,7 @@ class LocalEngine:
             "device": str(self.device),
             "gpu": torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else None,
             "dtype": self.dtype_name,
+            "adapter": self.adapter,
             "scorer": self.scorer,
             "row_tokens": self.row_tokens if self.scorer == "tree" else None,
             "split_head": self._split_head,

@@ -16,7 +16,7 @@ def _http(config: EngineConfig) -> Engine:
 
     return HttpEngine(
         config.endpoints,
-        served_model=config.served_model,
+        served_model=config.adapter or config.served_model,
         tokenizer=config.tokenizer,
         strategy=config.strategy,
         concurrency=config.concurrency,
@@ -39,6 +39,7 @@ def _local(config: EngineConfig) -> Engine:
         batch_tokens=config.batch_tokens,
         scorer=config.scorer,
         row_tokens=config.row_tokens,
+        adapter=config.adapter,
     )
 
 

@@ -20,8 +20,23 @@ from climb_vllm.benchmarks.base import ReportFigure, ReportTable
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.results import to_markdown
+from climb_vllm.report.paired import paired_tables
 from climb_vllm.report.render import STYLE, html_table
 from climb_vllm.report.runs import RunView, load_runs
+
+#: Titles of the paired comparisons, per benchmark.
+PAIRED_TITLES = {
+    "intrinsic": "CLIMB intrinsic: Table 1 AssocMAD (8 groups, sex-neutral codes), adapter − base",
+    "biasmd": "BiasMD accuracy (%, items), adapter − base",
+    "diseasematcher": "DiseaseMatcher accuracy (%), adapter − base",
+}
+PAIRED_NOTE = (
+    "Each row compares an adapter run with the run of its base model on the same items. "
+    "Intrinsic: 95% interval from resampling names within each group, the same names for both "
+    "runs (a paired bootstrap of the per-code differences). BiasMD / DiseaseMatcher: per item "
+    "the share of correct samples, the difference averaged over the items both runs answered; "
+    "95% interval from resampling those items."
+)
 
 
 def report_tables() -> list[tuple[str, ReportTable]]:
@@ -140,6 +155,8 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
     runs = load_runs(run_dirs)
     titles = {(name, t.key): t.title for name, t in report_tables()}
     tables = stacked_tables(runs)
+    paired = paired_tables([r.root for r in runs], [r.label for r in runs],
+                           [r.manifest for r in runs])  # fmt: skip
     models = ", ".join(run.label for run in runs)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     page = [
@@ -193,7 +210,9 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
 
     contents = [("scope", "Scope")] + [
         (f"{b}_{k}", titles.get((b, k), f"{b} {k}").split(".")[0]) for b, k in tables
-    ] + [("provenance", "Provenance")]  # fmt: skip
+    ] + ([("paired", "Adapters against their base")] if paired else []) + [
+        ("provenance", "Provenance")
+    ]  # fmt: skip
     page.insert(
         page.index("<h2 id='scope'>Scope</h2>"),
         "<nav class='toc'><strong>Contents</strong><ol>"
@@ -212,6 +231,15 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
             markdown += [f"*{notes[(benchmark, key)]}*", ""]
         figures_at((benchmark, key))
     figures_at(("", ""))
+    if paired:
+        page.append("<h2 id='paired'>Adapters against their base (paired)</h2>")
+        page.append(f"<p class='note'>{html.escape(PAIRED_NOTE)}</p>")
+        markdown += ["## Adapters against their base (paired)", "", f"*{PAIRED_NOTE}*", ""]
+        for benchmark, frame in paired.items():
+            frame.write_csv(out / "tables" / f"paired_{benchmark}.csv")
+            title = PAIRED_TITLES[benchmark]
+            page += [f"<h3 id='paired_{benchmark}'>{html.escape(title)}</h3>", html_table(frame)]
+            markdown += [f"### {title}", "", to_markdown(frame), ""]
     page.append("<h2 id='provenance'>Provenance</h2>")
     markdown += ["## Provenance", ""]
     for run in runs:

@@ -211,6 +211,30 @@ def base_rates(templates: pl.DataFrame, template: str, names: list[str]) -> np.n
     return np.array([lookup[n] for n in names])
 
 
+def table1_resamples(
+    records: pl.DataFrame,
+    task: IntrinsicTask,
+    top_k: int,
+    resamples: int = assoc.NAME_RESAMPLES,
+    seed: int = 0,
+    sex_rule: str = "descendants",
+) -> np.ndarray:
+    """Table 1's AssocMAD (8 groups, sex-neutral codes) per level L1..L5 and their mean, for the
+    point estimate and every name resample: shape (6, 1 + resamples).
+
+    Two runs over the same codes and names get the same name resamples for the same ``seed``,
+    so the difference of their arrays is a paired bootstrap of the difference.
+    """
+    names = list(task.distinct_names)
+    codes = list(task.codes)
+    groups = assoc.NameGroups.from_slots(slot_frame(task, top_k), names)
+    logp = assoc.log_matrix(records, codes, names)
+    listed = _Codes.of(codes, task, task.ontology.sex_lists(sex_rule))
+    scorer = _Scorer(logp, listed, groups.weights(len(names), resamples, seed))
+    values, _ = scorer.assoc_mad(scorer.neutral, resampled=True)
+    return values["both"]
+
+
 def intrinsic_tables(
     records: pl.DataFrame,
     task: IntrinsicTask,
