@@ -1,7 +1,8 @@
 """The intrinsic scoring bench (``climb-vllm bench``'s default), as ratios in one run.
 
-Four scorers, on the same model, the same requests and the same token budget, one after the
-other in this process (one warm-up each, best of ``repeats`` timings):
+Four scorers, on the same model, the same requests and the same token budget, in this
+process (one warm-up each, then ``repeats`` rounds that time each scorer once in turn; the best
+time of each is kept):
 
 naive   every (prompt + name) as its own sequence (``LocalEngine(scorer="naive")``);
 prefix  each prompt once, its names' trie after it (``scorer="prefix"``);
@@ -55,22 +56,30 @@ def _requests(tokenizer: Any, codes: int, run: int = RUN) -> tuple[list[ScoreReq
     return requests, sum(len(r.continuations) for r in requests)
 
 
+Scorer = Callable[[list[ScoreRequest]], list[list[float]]]
+
+
 def _timed(
-    score: Callable[[list[ScoreRequest]], list[list[float]]],
-    requests: list[ScoreRequest],
-    repeats: int,
-) -> tuple[float, list[list[float]]]:
-    """Best wall time of ``repeats`` calls (after a warm-up) and the last call's log-probs."""
-    score(requests[:8])  # warm-up: first-call allocations and kernel selection
-    best, values = float("inf"), []
+    scorers: dict[str, Scorer], requests: list[ScoreRequest], repeats: int
+) -> tuple[dict[str, float], dict[str, list[list[float]]]]:
+    """Best wall time of each scorer over ``repeats`` rounds, and its last log-probs.
+
+    Every scorer is warmed up first; each round then times every scorer once, in turn, so a
+    change in the machine's load during the bench weighs on all of them alike.
+    """
+    for score in scorers.values():
+        score(requests[:8])  # warm-up: first-call allocations and kernel selection
+    best = dict.fromkeys(scorers, float("inf"))
+    values: dict[str, list[list[float]]] = {}
     for _ in range(repeats):
-        start = time.perf_counter()
-        values = score(requests)
-        best = min(best, time.perf_counter() - start)
+        for name, score in scorers.items():
+            start = time.perf_counter()
+            values[name] = score(requests)
+            best[name] = min(best[name], time.perf_counter() - start)
     return best, values
 
 
-def _engine_scorer(engine: LocalEngine) -> Callable[[list[ScoreRequest]], list[list[float]]]:
+def _engine_scorer(engine: LocalEngine) -> Scorer:
     def score(requests: list[ScoreRequest]) -> list[list[float]]:
         engine.stats.forward_tokens = engine.stats.padded_tokens = engine.stats.head_rows = 0
         engine.stats.batches = 0
@@ -81,7 +90,7 @@ def _engine_scorer(engine: LocalEngine) -> Callable[[list[ScoreRequest]], list[l
 
 def _hflm_scorer(
     model: Path, device: str, dtype: str, batch_tokens: int, requests: list[ScoreRequest]
-) -> tuple[Callable[[list[ScoreRequest]], list[list[float]]], int] | None:
+) -> tuple[Scorer, int] | None:
     """lm-eval's HFLM on the same token ids (batch rows cut to the same token budget), or None
     when lm_eval is not installed."""
     try:
@@ -217,20 +226,19 @@ def scoring_bench(
         "row_tokens": tree.row_tokens,
         "encode_seconds": time.perf_counter() - start,
     }
-    seconds: dict[str, float] = {}
-    values: dict[str, list[list[float]]] = {}
-    for scorer in ("naive", "prefix", "tree"):
-        engine = engines[scorer]
-        seconds[scorer], values[scorer] = _timed(_engine_scorer(engine), requests, repeats)
-        results[f"P1_{scorer}_tokens_per_pair"] = engine.stats.forward_tokens / pairs
-        results[f"P1_{scorer}_padded_tokens"] = engine.stats.padded_tokens
-        results[f"P1_{scorer}_head_rows"] = engine.stats.head_rows
+    scorers = {name: _engine_scorer(engines[name]) for name in ("naive", "prefix", "tree")}
     hflm = _hflm_scorer(Path(model), facts["device"], facts["dtype"], batch_tokens, requests)
     if hflm is not None:
-        seconds["hflm"], values["hflm"] = _timed(hflm[0], requests, repeats)
+        scorers["hflm"] = hflm[0]
         results["hflm_batch_size"] = hflm[1]
     else:
         results["hflm"] = "lm_eval not installed (pip install lm-eval==0.4.13 accelerate)"
+    seconds, values = _timed(scorers, requests, repeats)
+    for scorer in ("naive", "prefix", "tree"):
+        stats = engines[scorer].stats  # of the scorer's last call: the whole sample
+        results[f"P1_{scorer}_tokens_per_pair"] = stats.forward_tokens / pairs
+        results[f"P1_{scorer}_padded_tokens"] = stats.padded_tokens
+        results[f"P1_{scorer}_head_rows"] = stats.head_rows
     for scorer, taken in seconds.items():
         results[f"P2_{scorer}_seconds"] = taken
         if scorer != "naive":
