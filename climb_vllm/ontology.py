@@ -206,6 +206,52 @@ class Ontology:
                 found.append(other)
         return found
 
+    def default_leaf(self, code: str) -> str | None:
+        """The billable code a coder would take for ``code``: itself when billable; for a
+        non-billable header, its default child, descending one level at a time (None when a
+        level has no default).
+
+        At each level the default child is, in this order: the child ending in "9" (ICD-10-CM's
+        "unspecified" slot: I50 -> I50.9, I82.40 -> I82.409); the first child whose title says
+        "unspecified" (H66.9 -> H66.90, E78.0 -> E78.00); the 7th-character "A" (initial
+        encounter: S06.0X9 -> S06.0X9A); the only child.
+        """
+        if code not in self:
+            return None
+        descriptions = self.table["description"]
+        while not self.is_billable(code):
+            children = self._children(code)
+            if not children:
+                return None
+            chosen = next((c for c in children if c.endswith("9")), None)
+            if chosen is None:
+                chosen = next(
+                    (c for c in children
+                     if "unspecified" in descriptions[self._index[c]].lower()), None,
+                )  # fmt: skip
+            if chosen is None and len(children[0].replace(".", "")) == 7:
+                chosen = next((c for c in children if c.endswith("A")), None)
+            if chosen is None and len(children) == 1:
+                chosen = children[0]
+            if chosen is None:
+                return None
+            code = chosen
+        return code
+
+    def _children(self, code: str) -> list[str]:
+        """The codes one level below ``code`` (one more character, ignoring the dot)."""
+        depth = len(code.replace(".", "")) + 1
+        codes = self.table["code"]
+        found: list[str] = []
+        # Descendants follow their header in release order.
+        for i in range(self._index[code] + 1, self.table.height):
+            other = codes[i]
+            if not other.startswith(code):
+                break
+            if len(other.replace(".", "")) == depth:
+                found.append(other)
+        return found
+
     def sex_neutral(self) -> pl.DataFrame:
         """Rows of the universe that are in neither sex-specific list."""
         import polars as pl

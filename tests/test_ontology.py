@@ -139,3 +139,22 @@ def test_billable_codes_and_the_billable_codes_under_a_header() -> None:
     assert ontology.billable_under("N18.3") == ["N18.30", "N18.31", "N18.32"]
     assert ontology.is_billable("I10") and ontology.billable_under("I10") == ["I10"]
     assert not ontology.is_billable("XYZ") and ontology.billable_under("XYZ") == []
+
+
+@pytest.mark.parametrize(
+    ("header", "leaf"),
+    [
+        ("I10", "I10"),  # billable: itself
+        ("I50", "I50.9"),  # the "9" slot
+        ("E11", "E11.9"),  # "9" beats the first "unspecified" title (E11.8)
+        ("I82.40", "I82.409"),
+        ("H66.9", "H66.90"),  # no "9": the first "unspecified" title
+        ("E78.0", "E78.00"),
+        ("S06.0X9", "S06.0X9A"),  # 7th character: initial encounter
+        ("S72.00", "S72.009A"),  # both rules, one level at a time
+        ("Z86.71", None),  # Z86.711 / Z86.718: no default
+        ("XYZ", None),
+    ],
+)
+def test_default_leaf(header: str, leaf: str | None) -> None:
+    assert load_ontology("2021").default_leaf(header) == leaf

@@ -95,17 +95,19 @@ class ReportFigure:
 
 @dataclass(frozen=True)
 class BenchHook:
-    """A speed benchmark that ``climb-vllm bench`` offers as ``--<flag> N``.
+    """A benchmark that ``climb-vllm bench`` offers as ``--<flag> N``.
 
     Attributes:
-        flag: the option name without dashes, e.g. ``grading``.
+        flag: the attribute name, e.g. ``grading`` (the option has dashes for underscores).
         help: what it measures on N inputs.
         run: runs it on N inputs and returns the named results.
+        default: N when the option is given without a number (None: N is required).
     """
 
     flag: str
     help: str
     run: Callable[[int], dict[str, Any]]
+    default: int | None = None
 
 
 class ExternalGrader(Protocol):

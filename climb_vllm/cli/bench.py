@@ -28,7 +28,8 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     for option in (*hooks, "report"):
         value = getattr(args, option, None)
         if value is not None and value < 1:
-            raise UserError(f"--{option} must be at least 1.", f"pass --{option} N with N >= 1.")
+            flag = option.replace("_", "-")
+            raise UserError(f"--{flag} must be at least 1.", f"pass --{flag} N with N >= 1.")
     results: dict[str, Any]
     chosen = [flag for flag in hooks if getattr(args, flag, None)]
     if chosen:

@@ -329,7 +329,10 @@ def _add_bench(verbs: Any) -> None:
     )
     for benchmark in REGISTRY.values():
         for hook in benchmark.bench_hooks:
-            bench.add_argument(f"--{hook.flag}", type=int, metavar="N", help=hook.help)
+            bench.add_argument(
+                f"--{hook.flag.replace('_', '-')}", dest=hook.flag, type=int, metavar="N",
+                help=hook.help, nargs="?" if hook.default else None, const=hook.default,
+            )  # fmt: skip
     bench.add_argument(
         "--report", type=int, metavar="N",
         help="measure the report over N synthetic full-size run directories instead",

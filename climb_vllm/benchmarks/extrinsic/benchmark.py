@@ -24,6 +24,12 @@ def _mapping_bench(count: int) -> dict[str, Any]:
     return mapping_bench(count)
 
 
+def _mapping_accuracy_bench(resamples: int) -> dict[str, Any]:
+    from climb_vllm.benchmarks.extrinsic.mapping_accuracy import mapping_accuracy_bench
+
+    return mapping_accuracy_bench(resamples)
+
+
 def _budget(engine: Mapping[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
     """The context length and new-token limit a run uses when the options leave them out:
     read from a local model folder (CliBench's rule for the new tokens under its protocol)."""
@@ -84,6 +90,13 @@ class ExtrinsicBenchmark:
     )  # fmt: skip
     bench_hooks: tuple[BenchHook, ...] = (
         BenchHook("mapping", "measure ICD mapping speed on N texts instead", _mapping_bench),
+        BenchHook(
+            "mapping_accuracy",
+            "measure ICD mapping accuracy on the labelled clinician "
+            "diagnoses, project vs CliBench mapper (N bootstrap resamples, default 1000)",
+            _mapping_accuracy_bench,
+            default=1000,
+        ),
     )
     external: ExternalGrader | None = None
 
@@ -150,7 +163,8 @@ class ExtrinsicBenchmark:
         index = config.get("index_limit")
         mapping = (
             f"answers mapped onto {index:,} sampled codes plus the gold codes"
-            if index else "answers mapped onto every code"
+            if index
+            else "answers mapped onto every code"
         )
         context = config.get("context_tokens")
         budget = f"notes cut to a {context:,}-token context" if context else "notes never cut"

@@ -50,10 +50,11 @@ from climb_vllm.benchmarks.extrinsic.segmentation import (
 from climb_vllm.ontology import dotted_code
 
 if TYPE_CHECKING:
+    from climb_vllm.benchmarks.extrinsic.text_match import TextMatcher
     from climb_vllm.benchmarks.extrinsic.title_index import Encoder, TitleIndex
     from climb_vllm.ontology import Ontology
 
-METHODS = ("code", "exact", "embedding", "none")
+METHODS = ("code", "exact", "embedding", "negated", "none")
 PROTOCOLS = ("default", "clibench")
 
 # A code: letter, digit, digit-or-letter, then an optional extension with or without the dot.
@@ -116,15 +117,19 @@ class Match:
     """The mapping of one text.
 
     Attributes:
-        method: "exact", "embedding" or "none".
-        code: the mapped code (None for "none").
-        similarity: cosine similarity of the text to the mapped title (nan for "none"; 1.0 for
-            exact matches, which are not embedded).
+        method: "exact", "embedding", "negated" or "none".
+        code: the mapped code (None for "negated" and "none").
+        similarity: cosine similarity of the text to the mapped name (nan for "negated" and
+            "none"; 1.0 for exact matches, which are not embedded).
+        qualifier: how the text qualifies its diagnosis
+            (:data:`~climb_vllm.benchmarks.extrinsic.qualifiers.KINDS`; always "none" under
+            CliBench's rules).
     """
 
     method: str
     code: str | None
     similarity: float
+    qualifier: str = "none"
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,7 @@ class Point:
         similarity: cosine similarity of the text to the mapped title (1.0 for "code" and
             "exact"; nan for "none").
         invalid_codes: code-shaped strings that are not codes of the release.
+        qualifier: see :class:`Match` ("none" for points that name codes).
     """
 
     text: str
@@ -145,6 +151,7 @@ class Point:
     method: str
     similarity: float
     invalid_codes: tuple[str, ...] = ()
+    qualifier: str = "none"
 
 
 @dataclass(frozen=True)
@@ -191,20 +198,30 @@ class Mapper:
         self.protocol = protocol
         self._key = clibench_key if protocol == "clibench" else normalise
         self._exact: dict[str, int] = {}
-        # The first code of a title wins, as CliBench's list.index does.
-        for row, title in enumerate(index.titles):
-            self._exact.setdefault(self._key(title), row)
+        self._matcher: TextMatcher | None = None
+        if protocol == "clibench":
+            if index.title_rows != len(index.codes):
+                raise ValueError("CliBench's rules match titles only: index without names")
+            # The first code of a title wins, as CliBench's list.index does.
+            for row, title in enumerate(index.titles):
+                self._exact.setdefault(self._key(title), row)
+        else:
+            from climb_vllm.benchmarks.extrinsic.text_match import TextMatcher
+
+            self._matcher = TextMatcher(ontology, index, encoder, self._key)
 
     def map_texts(self, texts: Sequence[str]) -> list[Match]:
-        """The match of each text; each distinct text is looked up and embedded once."""
+        """The match of each text; each distinct text is looked up and embedded once (by the
+        project's rules, :mod:`~climb_vllm.benchmarks.extrinsic.text_match`, or CliBench's:
+        exact title, else the nearest title)."""
+        if self._matcher is not None:
+            return self._matcher.match(texts)
         distinct = list(dict.fromkeys(texts))
         found: dict[str, Match] = {}
         to_embed: list[str] = []
         for text in distinct:
             key = self._key(text)
-            if not key and self.protocol == "default":
-                found[text] = Match("none", None, math.nan)
-            elif key in self._exact:
+            if key in self._exact:
                 found[text] = Match("exact", self.index.codes[self._exact[key]], 1.0)
             else:
                 to_embed.append(text)  # CliBench embeds even an empty text
@@ -226,27 +243,41 @@ class Mapper:
         kind, points = refusals.screen(output, split_points(output))
         return kind, [clean_point(p, self.ontology) for p in points]
 
+    def _map_cleaned(
+        self, cleaned: Sequence[tuple[str, tuple[str, ...], tuple[str, ...]]]
+    ) -> list[Point]:
+        """Cleaned points (text, valid codes, invalid codes) mapped; texts in one call."""
+        matches = iter(self.map_texts([text for text, codes, _ in cleaned if not codes]))
+        result: list[Point] = []
+        for text, codes, invalid in cleaned:
+            if codes:
+                result.append(Point(text, codes, "code", 1.0, invalid))
+                continue
+            match = next(matches)
+            chosen = (match.code,) if match.code else ()
+            result.append(
+                Point(text, chosen, match.method, match.similarity, invalid, match.qualifier)
+            )
+        return result
+
+    def map_points(self, points: Sequence[str]) -> list[Point]:
+        """Each text read as one diagnosis point (cleaned, codes in it validated, else mapped)."""
+        clean = clibench_clean if self.protocol == "clibench" else clean_point
+        return self._map_cleaned([clean(p, self.ontology) for p in points])
+
     def map_outputs(self, outputs: Sequence[str]) -> list[MappedOutput]:
         """Every output read and mapped; texts of all outputs are mapped in one call."""
         # CliBench reads whole outputs; the project reads the first MAX_OUTPUT_CHARS.
         limit = None if self.protocol == "clibench" else MAX_OUTPUT_CHARS
         outputs = [(o or "")[:limit] for o in outputs]
         read = [self._read(o) for o in outputs]
-        needs_text = [text for _, points in read for text, codes, _ in points if not codes]
-        matches = iter(self.map_texts(needs_text))
+        mapped = iter(self._map_cleaned([p for _, points in read for p in points]))
         result: list[MappedOutput] = []
         for output, (kind, points) in zip(outputs, read):
-            mapped: list[Point] = []
-            for text, codes, invalid in points:
-                if codes:
-                    mapped.append(Point(text, codes, "code", 1.0, invalid))
-                    continue
-                match = next(matches)
-                chosen = (match.code,) if match.code else ()
-                mapped.append(Point(text, chosen, match.method, match.similarity, invalid))
+            mine = [next(mapped) for _ in points]
             if self.protocol == "clibench":
-                dropped = not any(p.codes for p in mapped)
+                dropped = not any(p.codes for p in mine)
             else:
                 dropped = not clibench_points(output)
-            result.append(MappedOutput(mapped, kind, dropped))
+            result.append(MappedOutput(mine, kind, dropped))
         return result

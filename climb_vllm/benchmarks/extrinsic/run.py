@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from climb_vllm.core.store import RunStore
     from climb_vllm.ontology import Ontology
 
+
 def cases_sha256(source: str) -> str:
     """The sha256 of a case file or of the packaged synthetic set."""
     from climb_vllm.benchmarks.extrinsic.cases import SYNTHETIC
@@ -130,7 +131,10 @@ def _write_variants(store: RunStore, items: pl.DataFrame) -> None:
 
 
 def build_mapper(
-    ontology: Ontology, cases: list[Case], index_limit: int | None, display: str = "rich",
+    ontology: Ontology,
+    cases: list[Case],
+    index_limit: int | None,
+    display: str = "rich",
     protocol: str = "default",
 ) -> Mapper:
     """The mapper over every code of the release, or over ``index_limit`` sampled codes plus
@@ -144,7 +148,8 @@ def build_mapper(
         keep |= set(ontology.stratified_subset(min(index_limit, len(ontology)), seed=0))
         codes = [c for c in ontology.codes if c in keep]
     encoder = Encoder(device="cpu")
-    index = build_or_load(ontology, codes, encoder, display=display)
+    # CliBench's rules know each code by its title only.
+    index = build_or_load(ontology, codes, encoder, display=display, names=protocol == "default")
     return Mapper(ontology, index, encoder, protocol)
 
 
@@ -161,7 +166,7 @@ def map_records(
     mapped = mapper.map_outputs(responses)
     point_rows: dict[str, list[Any]] = {
         "id": [], "sample": [], "point": [], "text": [], "method": [], "codes": [],
-        "similarity": [], "invalid_codes": [],
+        "similarity": [], "invalid_codes": [], "qualifier": [],
     }  # fmt: skip
     for item_id, sample, output in zip(records["id"], records["sample"], mapped):
         for k, point in enumerate(output.points):
@@ -173,12 +178,13 @@ def map_records(
             point_rows["codes"].append(list(point.codes))
             point_rows["similarity"].append(point.similarity)
             point_rows["invalid_codes"].append(list(point.invalid_codes))
+            point_rows["qualifier"].append(point.qualifier)
     points_frame = pl.DataFrame(
         point_rows,
         schema={
             "id": pl.String, "sample": pl.Int64, "point": pl.Int64, "text": pl.String,
             "method": pl.String, "codes": pl.List(pl.String), "similarity": pl.Float64,
-            "invalid_codes": pl.List(pl.String),
+            "invalid_codes": pl.List(pl.String), "qualifier": pl.String,
         },
     )  # fmt: skip
     outputs = records.select("id", "sample", "finish_reason", "completion_tokens").with_columns(

@@ -40,6 +40,8 @@ ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 _BLOCK = 2048
 #: Neighbours fetched per query, so that titles tied with the k-th one can be ordered by row.
 CANDIDATES = 32
+#: Version of the rules that make the other names (part of their cache key).
+NAMES_RULES = "2"
 
 
 def cache_root() -> Path:
@@ -94,11 +96,15 @@ class TitleIndex:
     """Titles, their embeddings and an exact inner-product FAISS index over them.
 
     Attributes:
-        codes / titles: the indexed codes and their titles, row-aligned with the index.
-        embeddings: unit vectors, one row per title.
+        codes / titles: the code and the name of each row, row-aligned with the index. The
+            first ``title_rows`` rows are the codes' titles in the order given; further rows
+            (when built with ``names=True``) are other names of those codes
+            (:func:`other_names`), so a code may have several rows.
+        embeddings: unit vectors, one row per name.
         index: the FAISS index.
-        key: the cache key (release hash, code set and encoder).
-        path: the cache file it was loaded from or written to (None when not cached).
+        key: the cache key (release hash, code set, names and encoder).
+        path: the cache file of the titles (None when not cached).
+        title_rows: how many leading rows are titles.
     """
 
     codes: list[str]
@@ -107,6 +113,11 @@ class TitleIndex:
     index: Any
     key: str
     path: Path | None = None
+    title_rows: int = -1
+
+    def __post_init__(self) -> None:
+        if self.title_rows < 0:
+            self.title_rows = len(self.codes)
 
     def search(
         self, queries: npt.NDArray[np.float32], k: int = 1
@@ -133,11 +144,25 @@ class TitleIndex:
             top_sims = np.pad(top_sims, ((0, 0), (0, pad)), constant_values=-np.inf)
         return top_sims, top_rows.astype(np.int64)
 
+    def search_rows(
+        self, queries: npt.NDArray[np.float32], rows: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """(similarity, row) of the nearest of the given ``rows`` for each query (exact, by
+        brute force: meant for small row sets such as the Z codes); ties go to the lower row."""
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
+        if queries.shape[0] == 0 or rows.size == 0:
+            count = queries.shape[0]
+            return np.full(count, -np.inf, np.float32), np.full(count, -1, np.int64)
+        sims = queries @ self.embeddings[rows].T
+        best = np.argmax(sims, axis=1)  # the first maximum: rows are in ascending order
+        return sims[np.arange(len(best)), best].astype(np.float32), rows[best].astype(np.int64)
+
     def describe(self) -> dict[str, Any]:
         """Facts for the manifest."""
         return {
             "encoder": ENCODER,
-            "titles": len(self.codes),
+            "titles": self.title_rows,
+            "other_names": len(self.codes) - self.title_rows,
             "key": self.key,
             "cache": str(self.path) if self.path else None,
             "search": "exact (faiss IndexFlatIP on unit vectors)",
@@ -161,12 +186,75 @@ def _index(embeddings: npt.NDArray[np.float32]) -> Any:
     return index
 
 
+def other_names(ontology: Ontology, codes: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(codes, names): every other written form of the ``codes``, in their order: their titles
+    without nonessential modifiers, then their inclusion terms and Includes notes in each form
+    of :func:`~climb_vllm.icd_terms.name_variants`. Forms equal to the code's title or to an
+    earlier form of the same code (ignoring case) are left out."""
+    from climb_vllm.icd_terms import load_terms, name_variants
+
+    table = ontology.table
+    description = dict(zip(table["code"].to_list(), table["description"].to_list()))
+    wanted = set(codes)
+    terms: dict[str, list[str]] = {}
+    for code, term in load_terms(ontology).select("code", "term").iter_rows():
+        if code in wanted:
+            terms.setdefault(code, []).append(term)
+    out_codes: list[str] = []
+    out_names: list[str] = []
+    for code in codes:
+        seen = {description[code].lower()}
+        for name in [*name_variants(description[code]),
+                     *(v for t in terms.get(code, []) for v in name_variants(t))]:  # fmt: skip
+            if name.lower() not in seen:
+                seen.add(name.lower())
+                out_codes.append(code)
+                out_names.append(name)
+    return out_codes, out_names
+
+
+def _embedded(
+    texts: list[str],
+    path: Path,
+    encoder: Encoder | None,
+    display: str,
+    label: str,
+    meta: dict[str, Any],
+) -> tuple[npt.NDArray[np.float32], Encoder | None]:
+    """The embeddings of ``texts``, from ``path`` when cached there, else computed and stored."""
+    if path.exists():
+        embeddings = np.load(path)
+        if embeddings.shape[0] == len(texts):
+            return embeddings, encoder
+    encoder = encoder or Encoder(device="cpu")
+    blocks = []
+    with Progress(label, len(texts), display) as progress:
+        for start in range(0, len(texts), _BLOCK):
+            blocks.append(encoder.encode(texts[start : start + _BLOCK]))
+            progress.advance(min(_BLOCK, len(texts) - start))
+    embeddings = np.concatenate(blocks) if blocks else np.zeros((0, encoder.dimension), np.float32)
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.partial.npy")
+        np.save(partial, embeddings)
+        partial.replace(path)
+        path.with_suffix(".json").write_text(json.dumps(meta))
+    except OSError as exc:
+        raise UserError(
+            f"Cannot write the embedding cache in {folder} ({exc.strerror}).",
+            "set CLIMB_VLLM_CACHE to a writable folder.",
+        ) from exc
+    return embeddings, encoder
+
+
 def build_or_load(
     ontology: Ontology,
     codes: Sequence[str] | None = None,
     encoder: Encoder | None = None,
     cache: Path | None = None,
     display: str = "rich",
+    names: bool = False,
 ) -> TitleIndex:
     """The index of ``codes`` (default: every code of the release), from the cache if present.
 
@@ -176,6 +264,8 @@ def build_or_load(
         encoder: the encoder to embed with when the cache misses (loaded on demand).
         cache: cache folder (default :func:`cache_root`); created when missing.
         display: progress display while embedding ("rich", "plain" or "none").
+        names: also index the codes' other names (:func:`other_names`), cached separately, so
+            the titles' cache serves both kinds of index.
     """
     chosen = list(ontology.codes if codes is None else codes)
     unknown = [c for c in chosen if c not in ontology]
@@ -194,31 +284,33 @@ def build_or_load(
     key = _key(ontology, chosen, fingerprint)
     folder = cache or cache_root()
     path = folder / f"titles-{key}.npy"
-    if path.exists():
-        embeddings = np.load(path, mmap_mode=None)
-        if embeddings.shape[0] == len(chosen):
-            return TitleIndex(chosen, titles, embeddings, _index(embeddings), key, path)
-    encoder = encoder or Encoder(device="cpu")
-    blocks = []
-    with Progress("embedding ICD titles", len(titles), display) as progress:
-        for start in range(0, len(titles), _BLOCK):
-            blocks.append(encoder.encode(titles[start : start + _BLOCK]))
-            progress.advance(min(_BLOCK, len(titles) - start))
-    embeddings = np.concatenate(blocks) if blocks else np.zeros((0, encoder.dimension), np.float32)
+    meta = {"release": ontology.release, "titles": len(chosen), "encoder": ENCODER}
+    embeddings, encoder = _embedded(titles, path, encoder, display, "embedding ICD titles", meta)
+    if not names:
+        return TitleIndex(chosen, titles, embeddings, _index(embeddings), key, path)
+    from climb_vllm.icd_terms import terms_digest
+
+    # The names are listed in a file beside their embeddings, so a warm load does not remake
+    # them (that takes about a second for the whole release).
+    names_key = _key(ontology, chosen, f"{fingerprint}:{terms_digest(ontology)}:{NAMES_RULES}")
+    listing = folder / f"names-{names_key}.list.json"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.partial.npy")
-        np.save(partial, embeddings)
-        partial.replace(path)
-        (folder / f"titles-{key}.json").write_text(
-            json.dumps({"release": ontology.release, "titles": len(chosen), "encoder": ENCODER})
-        )
-    except OSError as exc:
-        raise UserError(
-            f"Cannot write the embedding cache in {folder} ({exc.strerror}).",
-            "set CLIMB_VLLM_CACHE to a writable folder.",
-        ) from exc
-    return TitleIndex(chosen, titles, embeddings, _index(embeddings), key, path)
+        extra_codes, extra_names = json.loads(listing.read_text())
+    except (OSError, ValueError):
+        extra_codes, extra_names = other_names(ontology, chosen)
+        listing.parent.mkdir(parents=True, exist_ok=True)
+        partial = listing.with_suffix(f".{os.getpid()}.partial")
+        partial.write_text(json.dumps([extra_codes, extra_names]))
+        partial.replace(listing)
+    extra, _ = _embedded(
+        extra_names, folder / f"names-{names_key}.npy", encoder, display,
+        "embedding other ICD names", {**meta, "names": len(extra_names)},
+    )  # fmt: skip
+    every = np.concatenate([embeddings, extra])
+    return TitleIndex(
+        chosen + extra_codes, titles + extra_names, every, _index(every), f"{key}+{names_key}",
+        path, title_rows=len(chosen),
+    )  # fmt: skip
 
 
 def encoder_fingerprint() -> str:

