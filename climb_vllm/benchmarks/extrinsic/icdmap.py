@@ -47,10 +47,10 @@ from climb_vllm.benchmarks.extrinsic.segmentation import (
     clibench_points,
     split_points,
 )
+from climb_vllm.benchmarks.extrinsic.text_match import Match, TextMatcher
 from climb_vllm.ontology import dotted_code
 
 if TYPE_CHECKING:
-    from climb_vllm.benchmarks.extrinsic.text_match import TextMatcher
     from climb_vllm.benchmarks.extrinsic.title_index import Encoder, TitleIndex
     from climb_vllm.ontology import Ontology
 
@@ -113,26 +113,6 @@ def clibench_clean(point: str, ontology: Ontology) -> tuple[str, tuple[str, ...]
 
 
 @dataclass(frozen=True)
-class Match:
-    """The mapping of one text.
-
-    Attributes:
-        method: "exact", "embedding", "negated" or "none".
-        code: the mapped code (None for "negated" and "none").
-        similarity: cosine similarity of the text to the mapped name (nan for "negated" and
-            "none"; 1.0 for exact matches, which are not embedded).
-        qualifier: how the text qualifies its diagnosis
-            (:data:`~climb_vllm.benchmarks.extrinsic.qualifiers.KINDS`; always "none" under
-            CliBench's rules).
-    """
-
-    method: str
-    code: str | None
-    similarity: float
-    qualifier: str = "none"
-
-
-@dataclass(frozen=True)
 class Point:
     """One diagnosis point of an output and what it maps to.
 
@@ -143,7 +123,8 @@ class Point:
         similarity: cosine similarity of the text to the mapped title (1.0 for "code" and
             "exact"; nan for "none").
         invalid_codes: code-shaped strings that are not codes of the release.
-        qualifier: see :class:`Match` ("none" for points that name codes).
+        qualifier: see :class:`~climb_vllm.benchmarks.extrinsic.text_match.Match` ("none" for
+            points that name codes).
     """
 
     text: str
@@ -206,8 +187,6 @@ class Mapper:
             for row, title in enumerate(index.titles):
                 self._exact.setdefault(self._key(title), row)
         else:
-            from climb_vllm.benchmarks.extrinsic.text_match import TextMatcher
-
             self._matcher = TextMatcher(ontology, index, encoder, self._key)
 
     def map_texts(self, texts: Sequence[str]) -> list[Match]:

@@ -42,7 +42,6 @@ from climb_vllm.benchmarks.extrinsic.abbreviations import Expander, title_words
 from climb_vllm.benchmarks.extrinsic.title_index import CANDIDATES
 
 if TYPE_CHECKING:
-    from climb_vllm.benchmarks.extrinsic.icdmap import Match
     from climb_vllm.benchmarks.extrinsic.title_index import Encoder, TitleIndex
     from climb_vllm.ontology import Ontology
 
@@ -100,6 +99,26 @@ def fits(text: str, qualifier: str, code: str, name: str) -> bool:
         if re.search(rf"\b{other}\b", name, re.IGNORECASE):
             return False
     return True
+
+
+@dataclass(frozen=True)
+class Match:
+    """The mapping of one text.
+
+    Attributes:
+        method: "exact", "embedding", "negated" or "none".
+        code: the mapped code (None for "negated" and "none").
+        similarity: cosine similarity of the text to the mapped name (nan for "negated" and
+            "none"; 1.0 for exact matches, which are not embedded).
+        qualifier: how the text qualifies its diagnosis
+            (:data:`~climb_vllm.benchmarks.extrinsic.qualifiers.KINDS`; always "none" under
+            CliBench's rules).
+    """
+
+    method: str
+    code: str | None
+    similarity: float
+    qualifier: str = "none"
 
 
 @dataclass
@@ -168,8 +187,6 @@ class TextMatcher:
 
     def match(self, texts: Sequence[str]) -> list[Match]:
         """The match of each text; each distinct reading is embedded once per call."""
-        from climb_vllm.benchmarks.extrinsic.icdmap import Match
-
         distinct = list(dict.fromkeys(texts))
         plans: dict[str, _Plan] = {}
         found: dict[str, Match] = {}
