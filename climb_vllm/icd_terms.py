@@ -16,12 +16,12 @@ lay terms) is not included: no registry package ships it (see the data folder's 
 
 from __future__ import annotations
 
-import importlib.resources
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from climb_vllm.core.errors import UserError
+from climb_vllm.ontology import data_file, file_sha256
 
 if TYPE_CHECKING:
     import polars as pl
@@ -98,13 +98,8 @@ def export_terms(out: Path) -> int:
 
 def terms_digest(ontology: Ontology) -> str:
     """SHA-256 of the packaged terms file of ``ontology``'s release ("" when it has none)."""
-    import hashlib
-
     name = TERM_FILES.get(ontology.release)
-    if name is None:
-        return ""
-    resource = importlib.resources.files("climb_vllm") / "data" / "icd10cm" / name
-    return hashlib.sha256(resource.read_bytes()).hexdigest()
+    return file_sha256(data_file(name)) if name else ""
 
 
 def load_terms(ontology: Ontology) -> pl.DataFrame:
@@ -119,7 +114,5 @@ def load_terms(ontology: Ontology) -> pl.DataFrame:
     name = TERM_FILES.get(ontology.release)
     if name is None:
         return empty
-    resource = importlib.resources.files("climb_vllm") / "data" / "icd10cm" / name
-    with importlib.resources.as_file(resource) as path:
-        terms = pl.read_parquet(path)
+    terms = pl.read_parquet(data_file(name))
     return terms.filter(pl.col("code").is_in(list(ontology.codes)))

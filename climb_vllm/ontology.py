@@ -89,11 +89,13 @@ def dotted_code(code: str) -> str:
     return code
 
 
-def _data_file(name: str) -> Path:
+def data_file(name: str) -> Path:
+    """A file packaged under ``climb_vllm/data/icd10cm``."""
     return Path(str(importlib.resources.files("climb_vllm") / "data" / "icd10cm" / name))
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file, read in blocks."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -325,7 +327,7 @@ def _sex_edits(valid: set[str]) -> tuple[frozenset[str], frozenset[str]]:
 
     lists = []
     for name in ("female_only.csv", "male_only.csv"):
-        codes = pl.read_csv(_data_file(name), schema_overrides={"code": pl.String})["code"]
+        codes = pl.read_csv(data_file(name), schema_overrides={"code": pl.String})["code"]
         # The lists are the FY2024 MCE edits; codes that the release does not contain are
         # dropped, which reproduces the paper's 3,116 female-only codes for 2021.
         lists.append(frozenset(c for c in codes if c in valid))
@@ -343,7 +345,7 @@ def load_ontology(release: str = DEFAULT_RELEASE) -> Ontology:
 
     if release in PACKAGED_RELEASES:
         file_name, source = PACKAGED_RELEASES[release]
-        path = _data_file(file_name)
+        path = data_file(file_name)
     else:
         path = Path(release)
         source = f"exported table {path}"
@@ -376,7 +378,7 @@ def load_ontology(release: str = DEFAULT_RELEASE) -> Ontology:
         titles=titles,
         female_only=female,
         male_only=male,
-        sha256=_sha256(path),
+        sha256=file_sha256(path),
         source=source,
     )
 

@@ -60,11 +60,10 @@ class Labelled:
 def load_labelled(path: Path | None = None) -> list[Labelled]:
     """The labelled set (the packaged one unless ``path`` names another TSV with columns
     ``text, code, kind``)."""
-    resource = importlib.resources.files("climb_vllm") / "data" / "mapping"
-    with importlib.resources.as_file(resource / "clinician_diagnoses.tsv") as packaged:
-        source = path or packaged
-        with source.open(encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle, delimiter="\t"))
+    packaged = importlib.resources.files("climb_vllm") / "data" / "mapping"
+    source = path or Path(str(packaged / "clinician_diagnoses.tsv"))
+    with source.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
     if not rows or {"text", "code", "kind"} - set(rows[0]):
         raise UserError(
             f"{source} is not a labelled mapping set.", "give it columns text, code, kind."

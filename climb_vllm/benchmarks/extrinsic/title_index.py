@@ -298,10 +298,14 @@ def build_or_load(
         extra_codes, extra_names = json.loads(listing.read_text())
     except (OSError, ValueError):
         extra_codes, extra_names = other_names(ontology, chosen)
-        listing.parent.mkdir(parents=True, exist_ok=True)
-        partial = listing.with_suffix(f".{os.getpid()}.partial")
-        partial.write_text(json.dumps([extra_codes, extra_names]))
-        partial.replace(listing)
+        try:
+            listing.parent.mkdir(parents=True, exist_ok=True)
+            partial = listing.with_suffix(f".{os.getpid()}.partial")
+            partial.write_text(json.dumps([extra_codes, extra_names]))
+            partial.replace(listing)
+        except OSError:
+            pass  # only a speed-up; storing the embeddings below says what to fix
+
     extra, _ = _embedded(
         extra_names, folder / f"names-{names_key}.npy", encoder, display,
         "embedding other ICD names", {**meta, "names": len(extra_names)},
