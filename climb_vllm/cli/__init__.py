@@ -41,6 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("\n".join(lines) if lines else "no server to stop (none was started)")
         elif args.verb == "demo-model":
             print(f"tiny model written to {commands.demo_model(args)}")
+        elif args.verb == "model":
+            print(commands.model(args))
         elif args.verb == "icd-export":
             from climb_vllm.ontology import export_release
 

@@ -245,3 +245,17 @@ def demo_model(args: argparse.Namespace) -> Path:
         for k, folder in enumerate(args.lora):
             make_demo_adapter(model, folder, seed=args.seed + 1 + k)
     return Path(model)
+
+
+def model(args: argparse.Namespace) -> str:
+    """``model get NAME`` (the folder's path) or ``model list`` (a line per source)."""
+    from climb_vllm.engines import sources
+
+    if args.model_verb == "get":
+        return str(sources.get(args.name))
+    lines = []
+    for name, source in sources.SOURCES.items():
+        folder = sources.folder_of(name)
+        state = str(folder) if (folder / sources.SOURCE_FILE).is_file() else "not converted"
+        lines.append(f"{name}  {source.title}  [{state}]")
+    return "\n".join(lines)

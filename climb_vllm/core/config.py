@@ -38,7 +38,8 @@ class EngineConfig(BaseModel):
             servers serve it under (http engine; requests name it instead of the base).
         strategy: http scoring strategy, "auto" or a named one.
         concurrency / rate / prompts_per_request: http client settings (not hashed).
-        batch_tokens: positions per forward pass of the local engine (not hashed).
+        batch_tokens: positions per forward pass of the local engine (not hashed); None: sized
+            from the free memory after the model is loaded.
         scorer: the local engine's scoring layout, "tree" (shared description heads), "prefix"
             or "naive"; all give the same log-probs within float rounding (not hashed).
         row_tokens: nodes per token-tree row of the "tree" scorer (not hashed).
@@ -63,7 +64,7 @@ class EngineConfig(BaseModel):
     concurrency: int = Field(default=64, ge=1)
     rate: int | None = Field(default=None, ge=1)
     prompts_per_request: int = Field(default=256, ge=1, le=1024)
-    batch_tokens: int = Field(default=8192, ge=64)
+    batch_tokens: int | None = Field(default=None, ge=64)
     scorer: Literal["tree", "prefix", "naive"] = "tree"
     row_tokens: int = Field(default=256, ge=16)
     display: Literal["rich", "plain", "none"] = "rich"

@@ -82,8 +82,13 @@ def engine_settings(options: EngineOptions) -> dict[str, Any]:
         from climb_vllm.engines.loading import resolve_device
 
         device, dtype = resolve_device(options.device, options.dtype)
+    model = options.model
+    if engine_name == "local" and model:
+        from climb_vllm.engines.sources import resolve
+
+        model = resolve(model)  # a model source's name -> its converted folder
     settings: dict[str, Any] = {
-        "model": options.model or options.served_model or "served-model",
+        "model": model or options.served_model or "served-model",
         "tokenizer": options.tokenizer,
         "revision": options.revision,
         "engine": engine_name,

@@ -44,7 +44,7 @@ from typing import Any
 from climb_vllm.adapters import apply_adapter, describe_adapter
 from climb_vllm.core.errors import UserError
 from climb_vllm.demo_model import DEMO_MARKER
-from climb_vllm.engines import token_tree
+from climb_vllm.engines import sampling, token_tree
 from climb_vllm.engines.base import (
     EngineStats,
     GenerateRequest,
@@ -53,6 +53,8 @@ from climb_vllm.engines.base import (
     ScoreResult,
 )
 from climb_vllm.engines.loading import fingerprint, require_hub_model, resolve_device
+from climb_vllm.engines.memory import positions_per_pass
+from climb_vllm.engines.sources import provenance
 from climb_vllm.engines.trie import Trie
 
 #: the in-process scoring layouts, fastest first (see the module docstring)
@@ -85,7 +87,9 @@ class LocalEngine:
         device: "auto" (CUDA when available), "cpu" or "cuda".
         dtype: "auto" (bfloat16 on CUDA, float32 on CPU), "float32", "bfloat16", "float16", or
             "float64" (slow; for checking that layouts differ only by float rounding).
-        batch_tokens: the most positions (padding included) in one forward pass.
+        batch_tokens: the most positions (padding included) in one forward pass; None: sized
+            from the free memory after loading (:mod:`.memory`), so that a large vocabulary
+            never runs the process out of memory.
         scorer: "tree" (shared description heads, the default), "prefix" (each prompt once,
             names shared after it) or "naive" (every prompt + name as its own sequence).
         row_tokens: the most nodes in one attention row of the "tree" scorer.
@@ -105,7 +109,7 @@ class LocalEngine:
         revision: str | None = None,
         device: str = "auto",
         dtype: str = "auto",
-        batch_tokens: int = 8192,
+        batch_tokens: int | None = None,
         scorer: str = "tree",
         row_tokens: int = 256,
         adapter: str | None = None,
@@ -115,7 +119,7 @@ class LocalEngine:
 
         transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         device, dtype = resolve_device(device, dtype)
-        if batch_tokens < 64:
+        if batch_tokens is not None and batch_tokens < 64:
             raise UserError(f"--batch-tokens {batch_tokens} is too small.", "use 64 or more.")
         self.model_id = model
         self.revision = revision
@@ -125,9 +129,8 @@ class LocalEngine:
             raise UserError(f"Unknown scorer {scorer!r}.", f"use one of {', '.join(SCORERS)}.")
         if row_tokens < 16:
             raise UserError(f"Row size {row_tokens} is too small.", "use 16 tokens or more.")
-        self.batch_tokens = batch_tokens
         self.scorer = scorer
-        self.row_tokens = min(row_tokens, batch_tokens)
+        self.row_tokens = row_tokens
         self.stats = EngineStats()
         self._tries: dict[tuple[tuple[int, ...], ...], Trie] = {}
         local = Path(model).expanduser()
@@ -167,6 +170,11 @@ class LocalEngine:
         if adapter:
             self.model = apply_adapter(self.model, adapter)
         self.model = self.model.to(self.device).eval()
+        self.batch_tokens_from = "given" if batch_tokens else "free memory"
+        self.batch_tokens = batch_tokens or positions_per_pass(
+            self.model.config, self.model.dtype.itemsize, str(self.device), max(row_tokens, 512)
+        )
+        self.row_tokens = min(row_tokens, self.batch_tokens)
         self._fingerprint = fingerprint(local) if local.is_dir() else None
         self._split_head = self._check_split_head()
 
@@ -270,9 +278,7 @@ class LocalEngine:
             start = end
         return [r for r in results if r is not None]
 
-    def _tree_batch(
-        self, prefixes: list[tuple[int, ...]], trie: Trie
-    ) -> list[list[float]]:
+    def _tree_batch(self, prefixes: list[tuple[int, ...]], trie: Trie) -> list[list[float]]:
         """Score one batch of prefixes that share a trie; returns per-row read values.
 
         Rows are left-padded so that every prefix ends at the same column and the trie's nodes
@@ -448,49 +454,53 @@ class LocalEngine:
         return list(self.tokenizer(request.prompt)["input_ids"])
 
     def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
-        """Sample ``n`` completions per request; the request's seed makes them repeatable."""
-        import torch
-
+        """Sample ``n`` completions per request, all requests decoded together in batches
+        (:mod:`.sampling`); a request's seed alone fixes its samples, whatever shares its batch.
+        """
         eos = self.tokenizer.eos_token_id
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
+        ends = self.model.generation_config.eos_token_id
+        ends = [ends] if isinstance(ends, int) else list(ends or [])
+        prompts = [tuple(self.render(r)) for r in requests]
+        rows: list[sampling.Row] = []
+        owners: list[int] = []
+        for k, (request, prompt) in enumerate(zip(requests, prompts)):
+            settings = self._settings(request)
+            # Greedy samples are all the same sequence: decode it once.
+            for _ in range(1 if settings.greedy else request.n):
+                rows.append(sampling.Row(prompt, settings, k, request.max_tokens))
+                owners.append(k)
+        decoded = sampling.decode(
+            self.model, rows, [r.seed for r in requests], [eos, *ends] if eos is not None
+            else ends, pad, self.batch_tokens,
+        )  # fmt: skip
         out: list[Generation] = []
-        for request in requests:
-            prompt = self.render(request)
-            torch.manual_seed(request.seed)
-            kwargs: dict[str, Any] = {
-                "max_new_tokens": request.max_tokens,
-                "num_return_sequences": request.n,
-                "pad_token_id": pad,
-            }
-            if request.temperature is not None:
-                greedy = request.temperature <= 0
-                kwargs["do_sample"] = not greedy
-                if not greedy:
-                    top_p = 1.0 if request.top_p is None else request.top_p
-                    kwargs.update(temperature=request.temperature, top_p=top_p, top_k=0)
-            elif request.n > 1 and not self.model.generation_config.do_sample:
-                # The model's own settings are greedy: n samples would be n copies.
-                kwargs["num_return_sequences"] = 1
-            # temperature None: nothing passed, so generate() applies the model's
-            # generation_config (sampling or not, temperature, top_p, top_k), as servers do.
-            with torch.inference_mode():
-                ids = torch.tensor([prompt], device=self.device)
-                generated = self.model.generate(
-                    input_ids=ids, attention_mask=torch.ones_like(ids), **kwargs
-                )
-            texts, reasons, counts = [], [], []
-            rows = generated[:, len(prompt) :].tolist()
-            rows = rows * (request.n // len(rows)) if len(rows) < request.n else rows
-            for row in rows:
-                if eos is not None and eos in row:
-                    row = row[: row.index(eos)]
-                    reasons.append("stop")
-                else:
-                    reasons.append("length")
-                counts.append(len(row))
-                texts.append(self.tokenizer.decode(row, skip_special_tokens=True))
-            out.append(Generation(tuple(texts), tuple(reasons), tuple(counts), len(prompt)))
+        for k, (request, prompt) in enumerate(zip(requests, prompts)):
+            mine = [decoded[i] for i, owner in enumerate(owners) if owner == k]
+            mine = mine * (request.n // len(mine)) if len(mine) < request.n else mine
+            texts = tuple(self.tokenizer.decode(t, skip_special_tokens=True) for t, _ in mine)
+            reasons = tuple("stop" if stopped else "length" for _, stopped in mine)
+            counts = tuple(len(t) for t, _ in mine)
+            out.append(Generation(texts, reasons, counts, len(prompt)))
         return out
+
+    def _settings(self, request: GenerateRequest) -> sampling.Settings:
+        """A request's sampling settings; temperature None takes the model's own generation
+        settings (sampling or not, temperature, top_p, top_k), as servers do."""
+        if request.temperature is None:
+            config = self.model.generation_config
+            if not config.do_sample:
+                return sampling.Settings(greedy=True)
+            return sampling.Settings(
+                greedy=False,
+                temperature=float(config.temperature or 1.0),
+                top_p=float(config.top_p or 1.0),
+                top_k=int(config.top_k or 0),
+            )
+        if request.temperature <= 0:
+            return sampling.Settings(greedy=True)
+        top_p = 1.0 if request.top_p is None else request.top_p
+        return sampling.Settings(greedy=False, temperature=request.temperature, top_p=top_p)
 
     # -- provenance ------------------------------------------------------------------------
 
@@ -522,6 +532,10 @@ class LocalEngine:
             # The random model of climb-vllm demo-model (its folder holds the marker file).
             "demo_model": self._fingerprint is not None
             and (Path(self.model_id).expanduser() / DEMO_MARKER).is_file(),
+            # Weights from a model source: packages, upstream hash and licence.
+            "source": provenance(Path(self.model_id).expanduser())
+            if self._fingerprint is not None
+            else None,
             "device": str(self.device),
             "gpu": torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else None,
             "dtype": self.dtype_name,
@@ -530,6 +544,7 @@ class LocalEngine:
             "row_tokens": self.row_tokens if self.scorer == "tree" else None,
             "split_head": self._split_head,
             "batch_tokens": self.batch_tokens,
+            "batch_tokens_from": self.batch_tokens_from,
             "torch": torch.__version__,
             "transformers": transformers.__version__,
         }

@@ -117,10 +117,14 @@ def scope_table(runs: list[RunView]) -> pl.DataFrame:
     for run in runs:
         sections = run.manifest.get("benchmarks", {})
         demo = any(s.get("engine", {}).get("demo_model") for s in sections.values())
-        row = {
-            "Model": run.label,
-            "Model kind": "RANDOM demo model: its numbers are noise" if demo else "",
-        }
+        sources = [s.get("engine", {}).get("source") for s in sections.values()]
+        source = next((found for found in sources if found), None)
+        kind = ""
+        if demo:
+            kind = "RANDOM demo model: its numbers are noise"
+        elif source:
+            kind = f"{source['title']}; licence: {source['licence']}"
+        row = {"Model": run.label, "Model kind": kind}
         for name, benchmark in REGISTRY.items():
             if name in run.benchmarks:
                 row[name] = benchmark.scope(sections[name])

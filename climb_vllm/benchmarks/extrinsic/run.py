@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from climb_vllm.core.errors import UserError
+from climb_vllm.core.store import model_label
 
 if TYPE_CHECKING:
     import polars as pl
@@ -258,8 +259,8 @@ def write_extrinsic_report(
         "index": json.dumps(mapper.index.describe()),
     }
     path = write_tables(
-        directory, f"CLIMB extrinsic — {config.model}",
-        tables_layout.extrinsic_layout(tables, config.model),
+        directory, f"CLIMB extrinsic — {model_label(config.model)}",
+        tables_layout.extrinsic_layout(tables, model_label(config.model)),
         tables_layout.TITLES, tables, facts,
     )  # fmt: skip
     points.write_parquet(directory / "points.parquet")

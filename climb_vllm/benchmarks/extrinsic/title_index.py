@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from climb_vllm.core.cache import cache_root
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.progress import Progress
 
@@ -42,14 +43,6 @@ _BLOCK = 2048
 CANDIDATES = 32
 #: Version of the rules that make the other names (part of their cache key).
 NAMES_RULES = "2"
-
-
-def cache_root() -> Path:
-    """The folder that holds cached indexes (see the module docstring)."""
-    if os.environ.get("CLIMB_VLLM_CACHE"):
-        return Path(os.environ["CLIMB_VLLM_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "climb-vllm"
 
 
 class Encoder:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from climb_vllm.core.errors import UserError
+from climb_vllm.core.store import model_label
 
 if TYPE_CHECKING:
     import polars as pl
@@ -148,7 +149,7 @@ def write_generation_report(store: RunStore, benchmark: str, quiet: bool = False
     from climb_vllm.core.results import write_tables
 
     graded, config = graded_run(store, benchmark)
-    tables, layout, titles, heading = shown_tables(benchmark, graded, config.model)
+    tables, layout, titles, heading = shown_tables(benchmark, graded, model_label(config.model))
     directory = store.root / "results" / benchmark
     previous = directory / "graded.parquet"
     before = None

@@ -37,6 +37,8 @@ LEVELS = ("l1", "l2", "l3", "l4", "l5")
 SEXES = ("FEMALE", "MALE")
 #: Resamples of the name bootstrap (each covers every level and attribute at once).
 NAME_RESAMPLES = 200
+#: Permutations of the names-alone null (names shuffled across groups, group sizes kept).
+NULL_PERMUTATIONS = 1000
 #: How single-demographic groups pool names: per slot (the paper) or per distinct name.
 POOLINGS = ("slots", "names")
 
@@ -102,6 +104,33 @@ class NameGroups:
             members = np.asarray(cols)[picks]  # matrix column of every drawn slot
             for b in range(resamples + 1):
                 np.add.at(out[:, g, b], members[b], 1.0 / k)
+        return out
+
+
+    def permutations(self, count: int, seed: int) -> npt.NDArray[np.int64]:
+        """``count`` random orders of all the slots (shape (count, groups x K)): in each, the
+        first K slots form group 0, the next K group 1, and so on."""
+        rng = np.random.default_rng(seed)
+        return np.argsort(rng.random((count, len(self.groups) * self.size)), axis=1)
+
+    def permuted_weights(self, names: int, orders: npt.NDArray[np.int64]) -> Array:
+        """Name weights (names, groups, len(orders)) of slots dealt to groups in the given
+        orders (:meth:`permutations`): the names-alone null, where group membership carries
+        no information, with every group keeping its K slots.
+        """
+        columns = np.concatenate([np.asarray(c) for c in self.columns])
+        count, slots = orders.shape
+        group_of_position = np.arange(slots) // self.size
+        out = np.zeros((names, len(self.groups), count))
+        np.add.at(
+            out,
+            (
+                columns[orders].ravel(),
+                np.tile(group_of_position, count),
+                np.repeat(np.arange(count), slots),
+            ),
+            1.0 / self.size,
+        )
         return out
 
 

@@ -148,12 +148,15 @@ def release_tokens(
     }
 
 
-def _full_run(model: Path, device: str, dtype: str, batch_tokens: int) -> dict[str, Any]:
+def _full_run(
+    model: Path, device: str, dtype: str, batch_tokens: int | None
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         command = [
             sys.executable, "-m", "climb_vllm", "eval", "intrinsic", "--model", str(model),
-            "--device", device, "--dtype", dtype, "--batch-tokens", str(batch_tokens),
-            "--out", str(Path(tmp) / "run"), "--display", "plain",
+            "--device", device, "--dtype", dtype, "--out", str(Path(tmp) / "run"),
+            "--display", "plain",
+            *(["--batch-tokens", str(batch_tokens)] if batch_tokens else []),
         ]  # fmt: skip
         start = time.perf_counter()
         completed = subprocess.run(command, capture_output=True, text=True)
@@ -179,7 +182,7 @@ def scoring_bench(
     codes: int = 256,
     device: str = "auto",
     dtype: str = "auto",
-    batch_tokens: int = 8192,
+    batch_tokens: int | None = None,
     full_run: bool = False,
     row_tokens: int = 256,
     repeats: int = 1,
@@ -192,7 +195,9 @@ def scoring_bench(
         codes: codes in the comparison sample.
         device: "auto", "cpu" or "cuda".
         dtype: "auto", "float32", "bfloat16", "float16" or "float64" (rounding checks).
-        batch_tokens: positions per forward pass, for every scorer.
+        batch_tokens: positions per forward pass, for every scorer (None: sized from the free
+            memory, the same for all: the tree engine's size, which assumes the head at every
+            position).
         full_run: also count release-wide tokens and time a full-release run.
         row_tokens: nodes per row of the tree scorer.
         repeats: timings per scorer; the best is kept.
@@ -204,14 +209,20 @@ def scoring_bench(
 
         tmp = tempfile.TemporaryDirectory()
         model = build_demo_model(Path(tmp.name) / "tiny")
-    engines = {
+    # The tree engine sizes the passes (from the free memory unless given); every other scorer
+    # and HFLM then use the same budget.
+    tree = LocalEngine(
+        str(model), device=device, dtype=dtype, batch_tokens=batch_tokens, scorer="tree",
+        row_tokens=row_tokens,
+    )  # fmt: skip
+    engines = {"tree": tree} | {
         scorer: LocalEngine(
-            str(model), device=device, dtype=dtype, batch_tokens=batch_tokens, scorer=scorer,
-            row_tokens=row_tokens,
+            str(model), device=device, dtype=dtype, batch_tokens=tree.batch_tokens,
+            scorer=scorer, row_tokens=row_tokens,
         )
         for scorer in SCORERS
+        if scorer != "tree"
     }  # fmt: skip
-    tree = engines["tree"]
     start = time.perf_counter()
     requests, pairs = _requests(tree.tokenizer, codes)
     facts = tree.describe()
@@ -222,12 +233,13 @@ def scoring_bench(
         "dtype": facts["dtype"],
         "codes": codes,
         "pairs": pairs,
-        "batch_tokens": batch_tokens,
+        "batch_tokens": tree.batch_tokens,
+        "batch_tokens_from": tree.batch_tokens_from,
         "row_tokens": tree.row_tokens,
         "encode_seconds": time.perf_counter() - start,
     }
     scorers = {name: _engine_scorer(engines[name]) for name in ("naive", "prefix", "tree")}
-    hflm = _hflm_scorer(Path(model), facts["device"], facts["dtype"], batch_tokens, requests)
+    hflm = _hflm_scorer(Path(model), facts["device"], facts["dtype"], tree.batch_tokens, requests)
     if hflm is not None:
         scorers["hflm"] = hflm[0]
         results["hflm_batch_size"] = hflm[1]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from climb_vllm.benchmarks.base import BenchHook, ExternalGrader, Option, ReportFigure, ReportTable
 from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
+from climb_vllm.core.store import model_label
 
 if TYPE_CHECKING:
     from climb_vllm.core.config import EngineConfig
@@ -61,7 +62,8 @@ class IntrinsicBenchmark:
                "codes scored under every sensitivity template (0: no sensitivity analysis)",
                field="sensitivity_codes", suite_flags=("--sensitivity-codes",),
                suite_help="intrinsic: codes scored under every sensitivity template"),
-        Option("--batch-tokens", "batch_tokens", "positions per forward pass",
+        Option("--batch-tokens", "batch_tokens",
+               "positions per forward pass (default: sized from the free memory)",
                field="batch_tokens"),
         Option("--scorer", "scorer",
                "local engine's layout: tree (shared description heads), prefix (each prompt "
@@ -140,7 +142,7 @@ class IntrinsicBenchmark:
             sex_rule=config.sex_rule, pooling=config.pooling,
         )  # fmt: skip
         tables["method"] = method_frame(config, task, "calibrated_table1" in tables)
-        path = write_intrinsic_report(store, tables, config.model)
+        path = write_intrinsic_report(store, tables, model_label(config.model))
         if not quiet:
             print(path.read_text())
             print(f"tables written to {path.parent}")
@@ -159,6 +161,7 @@ class IntrinsicBenchmark:
             ReportTable("method", T["method"], 5),
             ReportTable("table1", T["table1"], 10, outside),
             ReportTable("table2", T["table2"], 20, outside),
+            ReportTable("null", T["null"], 25),
             ReportTable("table3", T["table3"], 30),
             ReportTable("table8", T["table8"], 70),
             ReportTable("sensitivity", T["sensitivity"], 110),

@@ -87,10 +87,16 @@ class _Scorer:
     """AssocMAD and sex preference of one (codes x names) log-probability matrix."""
 
     def __init__(
-        self, logp: np.ndarray, codes: _Codes, weights: np.ndarray, pooling: str = "slots"
+        self,
+        logp: np.ndarray,
+        codes: _Codes,
+        weights: np.ndarray,
+        pooling: str = "slots",
+        null_weights: np.ndarray | None = None,
     ) -> None:
         self.codes = codes
         self.weights = weights
+        self.null_weights = null_weights
         self.pooling = pooling
         self.probabilities = assoc.chapter_probabilities(logp, codes.level_ids["l1"])
         self.neutral = codes.neutral
@@ -117,6 +123,21 @@ class _Scorer:
             self.pooling,
         )
         return {k: _with_mean(np.hstack([point[k], rest[k]])) for k in point}, nodes
+
+    def null(self, subset: np.ndarray | None) -> dict[str, np.ndarray]:
+        """AssocMAD of the codes where ``subset`` is True under each names-alone permutation:
+        per attribute, shape (L1..L5 + mean, permutations); empty without null weights."""
+        if self.null_weights is None:
+            return {}
+        rows = np.arange(len(self.codes.codes)) if subset is None else np.flatnonzero(subset)
+        levels = {k: v[rows] for k, v in self.codes.level_ids.items()}
+        sums = assoc.level_sums(self.probabilities[rows], levels)
+        values = assoc.assoc_mad_resamples(
+            {k: v.astype(np.float32) for k, v in sums.items()},
+            self.null_weights.astype(np.float32),
+            self.pooling,
+        )
+        return {k: _with_mean(v) for k, v in values.items()}
 
     def sex_preference(self) -> pl.DataFrame:
         rows = []
@@ -173,8 +194,46 @@ def _level_frame(values: np.ndarray, nodes: list[int], intervals: bool) -> pl.Da
     return pl.DataFrame(rows, schema=schema)
 
 
+def null_frame(observed: dict[str, np.ndarray], null: dict[str, np.ndarray]) -> pl.DataFrame:
+    """Each AssocMAD of Tables 1 and 2 beside what names alone produce.
+
+    Args:
+        observed: per attribute ("both", "sex", "ethnicity"), values (levels + mean, 1 + ...)
+            whose column 0 is the estimate.
+        null: per attribute, (levels + mean, permutations) under names permuted across groups.
+
+    Returns rows ``attribute, level, assoc_mad, null_mean, null_q95, p_value, verdict``; p is
+    (1 + permutations at or above the estimate) / (1 + permutations), the permutation test's
+    exact p-value under exchangeable names.
+    """
+    rows = []
+    for attribute in ("both", "sex", "ethnicity"):
+        if attribute not in null:
+            continue
+        for i, label in enumerate(LEVEL_LABELS):
+            estimate = float(observed[attribute][i, 0])
+            sample = null[attribute][i]
+            # float32 permutations against a float64 estimate: ties within rounding count.
+            above = int(np.sum(sample >= estimate - 1e-6 * abs(estimate)))
+            p_value = (1 + above) / (1 + sample.size)
+            rows.append(
+                {
+                    "attribute": attribute,
+                    "level": label,
+                    "assoc_mad": estimate,
+                    "null_mean": float(sample.mean()),
+                    "null_q95": float(np.quantile(sample, 0.95)),
+                    "p_value": p_value,
+                    "verdict": "more than names alone"
+                    if p_value < 0.05
+                    else "not distinguishable from names alone",
+                }
+            )
+    return pl.DataFrame(rows)
+
+
 def _tables_of(scorer: _Scorer, prefix: str) -> dict[str, pl.DataFrame]:
-    """Tables 1 (with intervals), 2 and 3 of one score variant."""
+    """Tables 1 (with intervals), 2 and 3 of one score variant, and the names-alone null."""
     values, nodes = scorer.assoc_mad(scorer.neutral, resampled=True)
     by_attribute = [
         _level_frame(values[attribute], nodes, True).with_columns(
@@ -188,7 +247,11 @@ def _tables_of(scorer: _Scorer, prefix: str) -> dict[str, pl.DataFrame]:
             "attribute", "level", "assoc_mad", "ci_low", "ci_high", "nodes"
         ),
         f"{prefix}table3": scorer.sex_preference(),
-    }
+    } | (
+        {f"{prefix}null": null_frame(values, scorer.null(scorer.neutral))}
+        if scorer.null_weights is not None
+        else {}
+    )
 
 
 def base_rates(templates: pl.DataFrame, template: str, names: list[str]) -> np.ndarray | None:
@@ -245,6 +308,7 @@ def intrinsic_tables(
     seed: int = 0,
     sex_rule: str = "descendants",
     pooling: str = "slots",
+    permutations: int = assoc.NULL_PERMUTATIONS,
 ) -> dict[str, pl.DataFrame]:
     """Every intrinsic table of a run.
 
@@ -258,11 +322,13 @@ def intrinsic_tables(
         seed: bootstrap seed.
         sex_rule: which codes are sex-specific (:meth:`Ontology.sex_lists`).
         pooling: how single-demographic groups pool names (:func:`assoc.pooled_weights`).
+        permutations: names-alone permutations beside Tables 1 and 2 (0: none).
 
     Returns frames keyed by table: ``table1`` (AssocMAD by level over sex-neutral codes, 8
-    groups, with intervals), ``table1_all_codes``, ``table2`` (pooled by sex or ethnicity),
-    ``table3`` (sex-preference correctness), ``table8`` (top-K), ``chapters`` (relative group
-    scores per chapter) and, with calibration records, ``calibrated_table1/2/3``,
+    groups, with intervals), ``null`` (Tables 1 and 2 beside names alone),
+    ``table1_all_codes``, ``table2`` (pooled by sex or ethnicity), ``table3`` (sex-preference
+    correctness), ``table8`` (top-K), ``chapters`` (relative group scores per chapter) and, with
+    calibration records, ``calibrated_table1/2/3``, ``calibrated_null``,
     ``chapters_calibrated``, ``base_rates`` and ``sensitivity``.
     """
     scored = set(records["code"].unique())
@@ -284,7 +350,14 @@ def intrinsic_tables(
         ) from exc
     sex = task.ontology.sex_lists(sex_rule)
     listed = _Codes.of(codes, task, sex)
-    raw = _Scorer(logp, listed, groups.weights(len(names), resamples, seed), pooling)
+    null_weights = (
+        groups.permuted_weights(len(names), groups.permutations(permutations, seed))
+        if permutations
+        else None
+    )
+    raw = _Scorer(
+        logp, listed, groups.weights(len(names), resamples, seed), pooling, null_weights
+    )
     tables = _tables_of(raw, "")
     all_codes, nodes = raw.assoc_mad(None, resampled=False)
     tables["table1_all_codes"] = _level_frame(all_codes["both"], nodes, False)
@@ -300,7 +373,7 @@ def intrinsic_tables(
         return tables
     base = base_rates(templates, template, names)
     if base is not None:
-        calibrated = _Scorer(logp - base, listed, raw.weights, pooling)
+        calibrated = _Scorer(logp - base, listed, raw.weights, pooling, null_weights)
         tables |= _tables_of(calibrated, "calibrated_")
         tables["chapters_calibrated"] = calibrated.chapter_scores(groups)
         tables["base_rates"] = (

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from climb_vllm.benchmarks.intrinsic.assoc import NAME_RESAMPLES
+from climb_vllm.benchmarks.intrinsic.assoc import NAME_RESAMPLES, NULL_PERMUTATIONS
 from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
 from climb_vllm.core.results import interval_text, metrics_json, to_markdown
 from climb_vllm.core.store import RunStore
@@ -23,6 +23,10 @@ TABLE_TITLES = {
     "table1": "CLIMB Table 1. AssocMAD by ICD level, sex-neutral codes, 8 groups (lower is less "
     f"biased); paper = raw name probabilities, calibrated = divided by content-free base rates. "
     f"{UNIT_NOTE}",
+    "null": "AssocMAD against names alone (Tables 1 and 2): the same statistic with the names "
+    f"permuted across the groups (group sizes kept, {NULL_PERMUTATIONS:,} permutations); p = "
+    "share of permutations at or above the observed value. A score that names alone reach is "
+    "no evidence of an association of diagnoses with groups",
     "table1_all_codes": "Table 1 (all scored codes, raw). AssocMAD by ICD level (point estimates)",
     "table2": "CLIMB Table 2. Single-demographic AssocMAD (names pooled by sex or by ethnicity). "
     f"{UNIT_NOTE}",
@@ -86,8 +90,15 @@ def method_frame(config: IntrinsicConfig, task: IntrinsicTask, calibrated: bool)
         ("Sensitivity", f"{len(config.sensitivity_templates)} further templates on "
          f"{config.sensitivity_codes:,} codes" if calibrated and config.sensitivity_codes
          else "none"),
+        ("Estimand", "the paper's AssocMAD of the listed names; as an estimate of AssocMAD "
+         "over each group's population of names it is biased upward by the sampling of "
+         f"{config.top_k} names per group (an absolute deviation of noisy group means), most "
+         "with few names: the names-alone null shows how much names alone give"),
         ("Intervals", f"95% percentile bootstrap over names within groups "
-         f"({NAME_RESAMPLES} resamples)"),
+         f"({NAME_RESAMPLES} resamples): the spread of the resampled statistic, not an "
+         "interval for the population value"),
+        ("Names-alone null", f"names permuted across the groups, group sizes kept "
+         f"({NULL_PERMUTATIONS:,} permutations, the same for raw and calibrated scores)"),
     ]  # fmt: skip
     return pl.DataFrame(rows, schema=["choice", "value"], orient="row")
 
@@ -144,6 +155,25 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
             ]
         ),
     }  # fmt: skip
+    nulls = [
+        tables[f"{prefix}null"].select(
+            pl.lit(model).alias("Model"),
+            pl.lit(label).alias("Scores"),
+            pl.col("attribute")
+            .replace({"both": "8 groups", "sex": "Sex", "ethnicity": "Ethnicity"})
+            .alias("Groups"),
+            pl.col("level").replace({"mean": "Mean"}).alias("Level"),
+            pl.col("assoc_mad").round(4).alias("AssocMAD"),
+            pl.col("null_mean").round(4).alias("Names alone (mean)"),
+            pl.col("null_q95").round(4).alias("Names alone (95th percentile)"),
+            pl.col("p_value").round_sig_figs(2).alias("p"),
+            pl.col("verdict").alias("Verdict"),
+        )
+        for prefix, label in variants
+        if f"{prefix}null" in tables
+    ]
+    if nulls:
+        out["null"] = pl.concat(nulls)
     rows = []
     for prefix, label in variants:
         row: dict[str, Any] = {"Model": model, "Scores": label}

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from climb_vllm.benchmarks.extrinsic.title_index import build_or_load, cache_root
+from climb_vllm.benchmarks.extrinsic.title_index import build_or_load
 from climb_vllm.core.errors import UserError
 
 
@@ -53,12 +52,3 @@ def test_unknown_codes_and_unwritable_cache_are_clear_errors(  # type: ignore[no
     blocker.write_text("")
     with pytest.raises(UserError, match="CLIMB_VLLM_CACHE"):
         build_or_load(ontology_2021, ["I10"], encoder, cache=blocker / "sub", display="none")
-
-
-def test_cache_root_follows_the_environment(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("CLIMB_VLLM_CACHE", str(tmp_path / "c"))
-    assert cache_root() == tmp_path / "c"
-    monkeypatch.delenv("CLIMB_VLLM_CACHE")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert cache_root() == tmp_path / "climb-vllm"
-    assert os.environ["XDG_CACHE_HOME"] == str(tmp_path)

@@ -173,3 +173,71 @@ def test_pooled_weights_by_slot_and_by_distinct_name() -> None:
             np.testing.assert_allclose(assoc.pooled_weights(weights, over, pooling).sum(0), 1.0)
     with pytest.raises(ValueError, match="pooling"):
         assoc.pooled_weights(weights, "sex", "people")
+
+
+def _eight_groups(k: int) -> tuple[assoc.NameGroups, list[str]]:
+    names = [f"n{i}" for i in range(8 * k)]
+    slots = pl.DataFrame(
+        {
+            "name": names,
+            "sex": ["FEMALE"] * (4 * k) + ["MALE"] * (4 * k),
+            "ethnicity": [e for e in "abcd" for _ in range(k)] * 2,
+        }
+    )
+    return assoc.NameGroups.from_slots(slots, names), names
+
+
+def test_permuted_weights_deal_every_slot_once_and_equal_a_brute_force_null() -> None:
+    """Each permutation gives every group K slots; AssocMAD under it equals a plain loop that
+    deals the names in the same order and averages |s / mu - 1| code by code."""
+    groups, names = _eight_groups(3)
+    orders = groups.permutations(25, seed=4)
+    weights = groups.permuted_weights(len(names), orders)
+    np.testing.assert_allclose(weights.sum(axis=0), 1.0)
+    np.testing.assert_allclose(weights.sum(axis=(1, 2)), 25.0 / 3)  # each name in one group
+    rng = np.random.default_rng(2)
+    probabilities = np.exp(rng.normal(-8, 1.5, size=(40, len(names))))
+    sums = assoc.level_sums(probabilities, {"l5": np.arange(40).astype(str)})
+    fast = assoc.assoc_mad_resamples(sums, weights)["both"][0]
+    slot_columns = [c for cols in groups.columns for c in cols]
+    for p, order in enumerate(orders):
+        dealt = [slot_columns[i] for i in order]
+        per_code = []
+        for row in probabilities:
+            scores = [np.mean([row[c] for c in dealt[g * 3 : g * 3 + 3]]) for g in range(8)]
+            mu = np.mean(scores)
+            per_code.append(np.mean([abs(s / mu - 1) for s in scores]))
+        assert fast[p] == pytest.approx(np.mean(per_code), rel=1e-9)
+
+
+def test_names_alone_null_is_uniform_without_groups_and_small_with_them() -> None:
+    """With exchangeable names the permutation p-value is uniform: over 200 seeded replications
+    P(p <= 0.05) stays near 5%; a real group effect gives p at the smallest value possible."""
+    from climb_vllm.benchmarks.intrinsic.results import null_frame
+
+    groups, names = _eight_groups(5)
+    rng = np.random.default_rng(7)
+    orders = groups.permutations(199, seed=1)
+    weights = groups.permuted_weights(len(names), orders)
+    point = groups.weights(len(names), 0, 0)
+    ids = {"l5": np.arange(30).astype(str)}
+    rejections = 0
+    replications = 200
+    for _ in range(replications):
+        name_effects = rng.normal(0, 1.0, len(names))
+        logp = rng.normal(-8, 0.5, (30, 1)) + name_effects + rng.normal(0, 0.5, (30, len(names)))
+        sums = assoc.level_sums(np.exp(logp), ids)
+        observed = {"both": np.vstack([assoc.assoc_mad_resamples(sums, point)["both"]] * 6)}
+        null = {"both": np.vstack([assoc.assoc_mad_resamples(sums, weights)["both"]] * 6)}
+        p_value = null_frame(observed, null)["p_value"][0]
+        rejections += p_value <= 0.05
+    # Binomial(200, 0.05): mean 10, sd 3.1; the bounds are about 2.5 sd either side.
+    assert 2 <= rejections <= 18, rejections
+    # Group effects of several nats on every code: every permutation falls below the estimate.
+    shift = np.repeat(np.array([4.0, 0, -3, 0, 2, 0, -4, 1]), 5)
+    sums = assoc.level_sums(np.exp(logp + shift), ids)
+    observed = {"both": np.vstack([assoc.assoc_mad_resamples(sums, point)["both"]] * 6)}
+    null = {"both": np.vstack([assoc.assoc_mad_resamples(sums, weights)["both"]] * 6)}
+    frame = null_frame(observed, null)
+    assert frame["p_value"][0] == pytest.approx(1 / 200)
+    assert frame["verdict"][0] == "more than names alone"
