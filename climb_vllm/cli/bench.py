@@ -25,7 +25,7 @@ def _print(results: dict[str, Any], path: Path | None) -> None:
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     """Run the bench the options name; print a table and optionally write JSON."""
     hooks = {hook.flag: hook for b in REGISTRY.values() for hook in b.bench_hooks}
-    for option in (*hooks, "report"):
+    for option in (*hooks, "report", "generation"):
         value = getattr(args, option, None)
         if value is not None and value < 1:
             flag = option.replace("_", "-")
@@ -34,6 +34,10 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     chosen = [flag for flag in hooks if getattr(args, flag, None)]
     if chosen:
         results = hooks[chosen[0]].run(getattr(args, chosen[0]))
+    elif args.generation:
+        from climb_vllm.engines.generation_bench import generation_bench
+
+        results = generation_bench(args.model, args.generation, device=args.device)
     elif args.report:
         from climb_vllm.report.bench import report_bench
 

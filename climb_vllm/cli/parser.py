@@ -348,6 +348,11 @@ def _add_bench(verbs: Any) -> None:
                 help=hook.help, nargs="?" if hook.default else None, const=hook.default,
             )  # fmt: skip
     bench.add_argument(
+        "--generation", type=int, metavar="N",
+        help="measure in-process generation instead: N sampled answers in one call against "
+        "one call each (on --model, default a tiny model)",
+    )  # fmt: skip
+    bench.add_argument(
         "--report", type=int, metavar="N",
         help="measure the report over N synthetic full-size run directories instead",
     )  # fmt: skip

@@ -217,12 +217,15 @@ def open_run(
     # refuses the corrected command: check the directory first, open the engine, then claim.
     store.check_claim(benchmark, config.hashed_fields(), config.config_hash())
     engine = engine or open_engine(config)
+    facts_now = engine.describe()
+    if store.check_claim(benchmark, config.hashed_fields(), config.config_hash()):
+        from climb_vllm.engines.identity import check_same_model
+
+        check_same_model(store.section(benchmark).get("engine", {}), facts_now, run_dir, benchmark)
     resumed = store.claim(benchmark, config.hashed_fields(), config.config_hash())
     if shared is not None:
         shared.engines[key] = (engine, {"served_model": config.served_model, "model": config.model})
-    store.annotate(
-        benchmark, engine=engine.describe(), analysis=config.analysis_fields(), **facts
-    )
+    store.annotate(benchmark, engine=facts_now, analysis=config.analysis_fields(), **facts)
     if resumed and config.display != "none":
         print(f"resuming {run_dir}", file=sys.stderr)
     return store, engine, config

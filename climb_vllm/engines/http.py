@@ -413,11 +413,28 @@ class HttpEngine:
                 for c in self.capabilities
             ],
             "tokenizer": getattr(self.tokenizer, "name_or_path", "server /tokenize"),
+            "served_models": self._served_identity(),
             "per_request_seeds": self.sends_seeds,
             "prompts_per_request": self.prompts_per_request,
             "concurrency": self.transport.concurrency,
             "rate": self.transport.rate,
         }
+
+    def _served_identity(self) -> list[dict[str, Any]] | None:
+        """What each endpoint's /v1/models says of the served model: its id, the path or hub
+        id it was loaded from (``root``) and its context length; None where a server does not
+        answer /v1/models (the identity cannot be checked there)."""
+        found = []
+        for endpoint in range(len(self.transport.urls)):
+            try:
+                entries = self._model_entries(endpoint)
+            except UserError:
+                return None
+            entry = next((e for e in entries if e.get("id") == self.served_model), {})
+            found.append({k: entry.get(k) for k in ("id", "root", "max_model_len")})
+        # One entry when every replica serves the same thing: replicas may come and go.
+        unique = [dict(t) for t in {tuple(sorted(e.items())) for e in found}]
+        return sorted(unique, key=lambda e: str(e))
 
     def _adapter_facts(self) -> dict[str, Any] | None:
         """The served model's base and source when it is a LoRA adapter (vLLM), else None."""

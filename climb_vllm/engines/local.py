@@ -52,6 +52,7 @@ from climb_vllm.engines.base import (
     ScoreRequest,
     ScoreResult,
 )
+from climb_vllm.engines.identity import weights_fingerprint
 from climb_vllm.engines.loading import fingerprint, require_hub_model, resolve_device
 from climb_vllm.engines.memory import positions_per_pass
 from climb_vllm.engines.sources import provenance
@@ -176,6 +177,7 @@ class LocalEngine:
         )
         self.row_tokens = min(row_tokens, self.batch_tokens)
         self._fingerprint = fingerprint(local) if local.is_dir() else None
+        self._weights = weights_fingerprint(local) if local.is_dir() else None
         self._split_head = self._check_split_head()
 
     # -- scoring ---------------------------------------------------------------------------
@@ -523,6 +525,7 @@ class LocalEngine:
             "model": self.model_id,
             "revision": self.revision or getattr(self.model.config, "_commit_hash", None),
             "model_fingerprint": self._fingerprint,
+            "weights_fingerprint": self._weights,
             "architecture": type(self.model).__name__,
             "parameters": sum(p.numel() for p in self.model.parameters()),
             "tokenizer": json.loads(tokenizer_json),
