@@ -81,7 +81,15 @@ class IntrinsicBenchmark:
                "per list) or names (each distinct name once); a finished run is re-tabulated",
                field="pooling", choices=("slots", "names"), suite_flags=("--pooling",)),
     )  # fmt: skip
-    bench_hooks: tuple[BenchHook, ...] = ()
+    bench_hooks: tuple[BenchHook, ...] = (
+        BenchHook(
+            "assoc_coverage",
+            "measure, by simulation with N replications per scenario, how often the printed "
+            "AssocMAD and sex-preference intervals cover the population value instead",
+            lambda n: _coverage_bench(n),
+            200,
+        ),
+    )
     external: ExternalGrader | None = None
 
     def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> IntrinsicConfig:
@@ -204,3 +212,9 @@ class IntrinsicBenchmark:
 
 
 INTRINSIC = IntrinsicBenchmark()
+
+
+def _coverage_bench(replications: int) -> dict[str, Any]:
+    from climb_vllm.benchmarks.intrinsic.coverage import coverage_bench
+
+    return coverage_bench(replications)
