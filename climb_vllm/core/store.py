@@ -93,12 +93,53 @@ def git_commit() -> str | None:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file, fsync and rename; an OS error
+    (disk full, permission denied, read-only disk) removes the temporary file and becomes one
+    :class:`UserError` that names the path and the fix."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise os_error(exc, path) from exc
+
+
+def os_error(exc: OSError, path: Path) -> UserError:
+    """The user's error for an OS error while writing under a run directory."""
+    import errno
+    import shutil
+
+    where = path.parent
+    if exc.errno == errno.ENOSPC:
+        try:
+            free = f"{shutil.disk_usage(where).free / 1e6:,.0f} MB free"
+        except OSError:
+            free = "free space unknown"
+        return UserError(
+            f"The disk is full: writing {path} failed ({free} under {where}). Every finished "
+            "chunk is kept.",
+            "free disk space there (or copy the run directory to a larger disk and pass it as "
+            "--out), then rerun the same command to resume.",
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return UserError(
+            f"Permission denied writing {path}.",
+            "make the run directory writable, or pass --out with a folder you can write to.",
+        )
+    if exc.errno == errno.EROFS:
+        return UserError(
+            f"Writing {path} failed: {where} is on a read-only file system.",
+            "pass --out with a writable folder.",
+        )
+    return UserError(
+        f"Writing {path} failed ({exc.strerror or exc}).",
+        "check the disk and the folder's permissions, then rerun the same command to resume.",
+    )
 
 
 class RunStore:
@@ -222,7 +263,10 @@ class RunStore:
 
     def chunk_dir(self, benchmark: str) -> Path:
         path = self.root / "records" / benchmark
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise os_error(exc, path / "chunk") from exc
         return path
 
     def chunk_path(self, benchmark: str, index: int) -> Path:

@@ -250,6 +250,14 @@ class HttpEngine:
                 results[i] = result
         return [r for r in results if r is not None]
 
+    def score_each_endpoint(self, requests: Sequence[ScoreRequest]) -> list[list[ScoreResult]]:
+        """The same requests scored on every endpoint in turn (one list per endpoint): a
+        replica that serves another model gives other values (the resume canary)."""
+        return [
+            self._score_on(requests, [endpoint] * len(requests), capability.strategy)
+            for endpoint, capability in enumerate(self.capabilities)
+        ]
+
     def _score_on(
         self,
         requests: Sequence[ScoreRequest],

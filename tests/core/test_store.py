@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import polars as pl
@@ -79,3 +80,32 @@ def test_a_local_folder_and_its_served_name_share_one_run_folder(tmp_path: Path)
     assert model_label(str(folder)) == model_label("tiny") == "tiny"
     assert default_run_dir(str(folder), "main") == default_run_dir("tiny", "main")
     assert default_run_dir("tiny", "main") == Path("outputs") / "runs" / "tiny" / "main"
+
+
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        (errno.ENOSPC, "The disk is full"),
+        (errno.EACCES, "Permission denied"),
+        (errno.EROFS, "read-only file system"),
+    ],
+)
+def test_os_errors_while_writing_a_chunk_are_user_errors_and_leave_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, words: str
+) -> None:
+    import os
+
+    store = RunStore(tmp_path / "run")
+    store.write_chunk("intrinsic", 0, pl.DataFrame({"x": [1]}))
+
+    def failing(_: int) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(os, "fsync", failing)
+    with pytest.raises(UserError, match=words) as caught:
+        store.write_chunk("intrinsic", 1, pl.DataFrame({"x": [2]}))
+    assert "chunk-00001.parquet" in caught.value.message
+    monkeypatch.undo()
+    left = sorted(p.name for p in store.chunk_dir("intrinsic").iterdir())
+    assert left == ["chunk-00000.parquet"]  # no temporary file, the finished chunk kept
+    assert store.finished_chunks("intrinsic") == {0}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder, PlannedRequest
+from climb_vllm.benchmarks.intrinsic.canary import check_canary
 from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE, IntrinsicConfig
 from climb_vllm.core.progress import Progress, failures
 from climb_vllm.core.store import RunStore
@@ -221,6 +222,15 @@ def run_intrinsic(
 
     def plan(codes: Sequence[str]) -> list[PlannedRequest]:
         return plan_chunk(encoder, codes, descriptions, task.distinct_names, config.template)
+
+    # A resumed run first checks that the engine still gives the stored values.
+    canary = check_canary(
+        store, BENCHMARK, engine, plan,
+        lambda codes, planned, found: records_frame(codes, task.distinct_names, planned, found),
+        config.dtype if config.engine == "local" else None,
+    )  # fmt: skip
+    if canary is not None:
+        store.annotate(BENCHMARK, canary=canary)
 
     extra = sum(len(keys) for _, keys, _ in task.template_prompts(config))
     with (

@@ -1,0 +1,104 @@
+"""The resume canary: before a run adds records, a few stored pairs are scored again on every
+endpoint (or in-process) and must give the stored log-probs, so that records of two models never
+mix, whatever the model is called and wherever it is served.
+
+Tolerance: the same model and dtype reproduces its log-probs within float rounding: in fp32
+within 4e-5 nat between vLLM's CPU build and the in-process engine (measured), within 1e-4
+between the in-process scorers. Half-precision engines move log-probs by up to a few tenths of a
+nat with the batch's shape. Another model moves names' log-probs by whole nats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from climb_vllm.core.errors import UserError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from climb_vllm.benchmarks.intrinsic.boundary import PlannedRequest
+    from climb_vllm.core.store import RunStore
+    from climb_vllm.engines.base import Engine, ScoreResult
+
+#: Stored codes scored again (each with all its names).
+CANARY_CODES = 2
+#: Largest |stored - now| (nat) for the same model: fp32/fp64 engines, anything else.
+TOLERANCE_FULL = 1e-3
+TOLERANCE_HALF = 0.5
+
+
+def tolerance(dtype: str | None) -> float:
+    """The canary's tolerance for an engine of ``dtype`` (None: a server, dtype unknown)."""
+    return TOLERANCE_FULL if dtype in ("float32", "float64") else TOLERANCE_HALF
+
+
+def check_canary(
+    store: RunStore,
+    benchmark: str,
+    engine: Engine,
+    plan: Callable[[Sequence[str]], list[PlannedRequest]],
+    frame: Callable[[Sequence[str], list[PlannedRequest], list[ScoreResult]], pl.DataFrame],
+    dtype: str | None,
+) -> dict[str, Any] | None:
+    """Score the first stored codes again on every endpoint and compare with the records.
+
+    Args:
+        store: the run directory.
+        benchmark: the records' benchmark (intrinsic).
+        engine: the engine that will add records.
+        plan: turns codes into the run's planned requests.
+        frame: turns codes, their planned requests and results into records (``code, name,
+            logprob``), as the run stores them.
+        dtype: the engine's dtype (None for servers).
+
+    Returns what was compared (None when the run holds no records yet).
+
+    Raises:
+        UserError: a value differs by more than the tolerance (names the endpoint, the pair,
+            both values and the fix).
+    """
+    import time
+
+    import polars as pl
+
+    start = time.perf_counter()
+    done = sorted(store.finished_chunks(benchmark))
+    if not done:
+        return None
+    stored = pl.read_parquet(store.chunk_path(benchmark, done[0]))
+    codes = stored["code"].unique(maintain_order=True).head(CANARY_CODES).to_list()
+    planned = plan(codes)
+    requests = [p.request for p in planned]
+    each: Callable[[Any], list[list[ScoreResult]]] | None = getattr(
+        engine, "score_each_endpoint", None
+    )
+    results = each(requests) if each is not None else [engine.score(requests)]
+    endpoints = [c.url for c in getattr(engine, "capabilities", [])] or ["the in-process model"]
+    limit = tolerance(dtype)
+    worst = 0.0
+    for where, found in zip(endpoints, results):
+        now = frame(codes, planned, found).select("code", "name", "logprob")
+        joined = stored.select("code", "name", "logprob").join(
+            now, on=["code", "name"], suffix="_now"
+        )
+        joined = joined.with_columns((pl.col("logprob") - pl.col("logprob_now")).abs().alias("d"))
+        row = joined.sort("d", descending=True).row(0, named=True)
+        worst = max(worst, float(row["d"]))
+        if row["d"] > limit:
+            raise UserError(
+                f"{where} does not give this run's stored log-probs: {row['code']} / "
+                f"{row['name']} was {row['logprob']:.4f}, is {row['logprob_now']:.4f} (tolerance "
+                f"{limit:g} nat). The engine holds another model than the one that wrote "
+                f"{store.root}; resuming would mix two models' records.",
+                "restore the run's model behind every endpoint (or in the folder), or start a "
+                "new run with another --out / --run-id.",
+            )
+    return {
+        "codes": codes,
+        "endpoints": len(results),
+        "max_abs_diff": worst,
+        "tolerance": limit,
+        "seconds": time.perf_counter() - start,
+    }
