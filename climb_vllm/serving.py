@@ -118,7 +118,11 @@ def _served_name(model: str) -> str:
 
 
 def command(
-    spec: ServerSpec, python: str, host: str, cpu: bool, extra: list[str],
+    spec: ServerSpec,
+    python: str,
+    host: str,
+    cpu: bool,
+    extra: list[str],
     folder: Path | None = None,
 ) -> list[str]:
     """The argv of one vLLM server: the scoring flags, the model file's, the hardware
@@ -203,7 +207,13 @@ def serve(
     python = python or sys.executable
     check_vllm(python)
     if state.exists():
-        raise UserError(f"Servers from {state} may still run.", "run make stop first.")
+        alive = [str(s["url"]) for s in _recorded(state) if _alive(int(str(s["pid"])))]
+        if alive:
+            raise UserError(
+                f"Servers from {state} still run: {', '.join(alive)}.", "run make stop first."
+            )
+        # Every recorded server has exited (killed, crashed): the file only describes the past.
+        state.unlink(missing_ok=True)
     folder = folder or server_dir()
     specs = plan_servers(models, port, gpus or [], tp, folder)
     preset = hardware_preset("cpu" if cpu else "gpu", folder)
@@ -218,7 +228,10 @@ def serve(
             if spec.gpus:
                 env["CUDA_VISIBLE_DEVICES"] = spec.gpus
             log = state.parent / f"server-{spec.port}.log"
-            argv = command(spec, python, host, cpu, extra or [], folder)
+            # A shell that outlives the server writes its exit status to the log, so that a
+            # death is told by its cause (a signal: SIGKILL is what the OOM killer sends).
+            argv = ["sh", "-c", _STATUS_WRAPPER, "vllm-server",
+                    *command(spec, python, host, cpu, extra or [], folder)]  # fmt: skip
             with log.open("wb") as handle:
                 # A session of its own, so make stop can end the server and its workers.
                 process = subprocess.Popen(
@@ -238,6 +251,37 @@ def serve(
         stop(state)
         raise
     return [str(s["url"]) for s in started]
+
+
+_STATUS_WRAPPER = '"$@"; status=$?; echo "climb-vllm: the server exited with status $status"'
+_STATUS_LINE = "climb-vllm: the server exited with status "
+
+
+def _recorded(state: Path) -> list[dict[str, object]]:
+    """The servers an endpoints file lists (none when it cannot be read)."""
+    try:
+        servers: list[dict[str, object]] = json.loads(state.read_text())["servers"]
+    except (OSError, ValueError, KeyError):
+        return []
+    return servers
+
+
+def exit_cause(log_lines: list[str]) -> str | None:
+    """The cause of a server's exit from the status line its shell wrote (None if none)."""
+    import signal as signals
+
+    found = [line for line in log_lines if line.startswith(_STATUS_LINE)]
+    if not found:
+        return None
+    status = int(found[-1][len(_STATUS_LINE) :].strip() or 0)
+    if status > 128:
+        try:
+            name = signals.Signals(status - 128).name
+        except ValueError:
+            name = f"signal {status - 128}"
+        hint = "; out of memory? the kernel's OOM killer sends SIGKILL" if name == "SIGKILL" else ""
+        return f"killed by {name}{hint}"
+    return f"exited with status {status}"
 
 
 def _write_state(state: Path, servers: list[dict[str, object]]) -> None:
@@ -294,8 +338,11 @@ def death_report(url: str, state: Path | None = None, lines: int = 3) -> UserErr
         tail = [line.strip() for line in log.read_text(errors="replace").splitlines()]
     except OSError:
         tail = []
+    cause = exit_cause(tail)
+    tail = [line for line in tail if not line.startswith(_STATUS_LINE)]
     errors = [line for line in tail if "Error" in line or "error" in line]
-    last = " | ".join((errors or tail)[-lines:]) or "(empty log)"
+    quoted = " | ".join((errors or tail)[-lines:]) or "(empty log)"
+    last = f"{cause}; its log ends: {quoted}" if cause else quoted
     fix = f"restart it with make serve (see {log}) and rerun the same command to resume"
     if "does not use offset" in last or any("does not use offset" in t for t in tail):
         fix = (

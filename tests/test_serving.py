@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -151,9 +152,7 @@ def test_a_server_killed_mid_suite_is_named_and_the_suite_resumes(
 
     first = tmp_path / "first.json"
     monkeypatch.setenv(STATE_VARIABLE, str(first))
-    url = serve(
-        [str(tiny_model)], port=free_port(), python=vllm_python(), cpu=True, state=first
-    )[0]
+    url = serve([str(tiny_model)], port=free_port(), python=vllm_python(), cpu=True, state=first)[0]
     pid = int(json.loads(first.read_text())["servers"][0]["pid"])
     process = subprocess.Popen(suite(url), stderr=subprocess.PIPE, text=True)
     _wait_for_chunks(out, 1, process)
@@ -172,9 +171,9 @@ def test_a_server_killed_mid_suite_is_named_and_the_suite_resumes(
 
     second = tmp_path / "second.json"
     monkeypatch.setenv(STATE_VARIABLE, str(second))
-    url = serve(
-        [str(tiny_model)], port=free_port(), python=vllm_python(), cpu=True, state=second
-    )[0]
+    url = serve([str(tiny_model)], port=free_port(), python=vllm_python(), cpu=True, state=second)[
+        0
+    ]
     try:
         done = subprocess.run(suite(url), capture_output=True, text=True, timeout=900)
     finally:
@@ -229,3 +228,30 @@ def test_a_dead_server_of_ours_is_reported_with_its_log(tmp_path: Path) -> None:
     assert death_report("http://127.0.0.1:10", state) is None  # not ours
     assert takes_seeds("http://127.0.0.1:9", state) is False
     assert takes_seeds("http://example.invalid:8000", state) is True
+
+
+def test_a_killed_server_is_told_by_its_signal_and_make_serve_starts_again(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    """The kernel's OOM killer ends vLLM with SIGKILL: the report names the signal (not the
+    log's last line), and the printed fix, make serve, works although the endpoints file still
+    lists the dead server."""
+    from climb_vllm.serving import _alive, death_report
+
+    state = tmp_path / "endpoints.json"
+    url = serve([str(tiny_model)], port=free_port(), python=vllm_python(), cpu=True, state=state)[0]
+    shell = int(json.loads(state.read_text())["servers"][0]["pid"])
+    children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
+    os.kill(int(children[0]), signal.SIGKILL)  # the server itself, as the OOM killer would
+    deadline = time.monotonic() + 60
+    while _alive(shell) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    report = death_report(url, state)
+    assert report is not None
+    assert "killed by SIGKILL" in report.message and "out of memory?" in report.message
+    assert "make serve" in report.fix
+    again = serve([str(tiny_model)], port=free_port(), python=vllm_python(), cpu=True, state=state)
+    try:
+        assert len(again) == 1
+    finally:
+        stop(state)
