@@ -84,6 +84,15 @@ def add_engine_args(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--rate", type=int, help="the most http requests per second")
     parser.add_argument(
+        "--timeout", type=float,
+        help="seconds one http request may take (default: sized from the request, 120 s plus a "
+        "second per 20 prompt or answer tokens)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-retries", type=int, dest="max_retries",
+        help="attempts after the first for a failed http request" + default("max_retries"),
+    )  # fmt: skip
+    parser.add_argument(
         "--device", default=engine_defaults.device,
         help=f"auto, cpu or cuda (default: {engine_defaults.device})",
     )  # fmt: skip

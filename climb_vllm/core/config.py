@@ -16,6 +16,7 @@ Config = TypeVar("Config", bound="EngineConfig")
 _NOT_HASHED = frozenset(
     {
         "batch_tokens", "scorer", "row_tokens", "display", "endpoints", "concurrency", "rate",
+        "timeout", "max_retries",
         "prompts_per_request", "seeds",
     }
 )
@@ -38,6 +39,9 @@ class EngineConfig(BaseModel):
             servers serve it under (http engine; requests name it instead of the base).
         strategy: http scoring strategy, "auto" or a named one.
         concurrency / rate / prompts_per_request: http client settings (not hashed).
+        timeout: seconds one http request may take (None: sized from the request: 120 s plus
+            a second per 20 prompt or answer tokens); not hashed.
+        max_retries: attempts after the first for a failed http request (not hashed).
         batch_tokens: positions per forward pass of the local engine (not hashed); None: sized
             from the free memory after the model is loaded.
         scorer: the local engine's scoring layout, "tree" (shared description heads), "prefix"
@@ -62,6 +66,8 @@ class EngineConfig(BaseModel):
     adapter: str | None = None
     strategy: Literal["auto", "trie", "prompt_logprobs", "echo"] = "auto"
     concurrency: int = Field(default=64, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    max_retries: int = Field(default=6, ge=0)
     rate: int | None = Field(default=None, ge=1)
     prompts_per_request: int = Field(default=256, ge=1, le=1024)
     batch_tokens: int | None = Field(default=None, ge=64)

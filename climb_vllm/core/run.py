@@ -41,6 +41,8 @@ class EngineOptions:
         served_model: the model name served at the endpoints (None: ask the server).
         adapter: a LoRA adapter folder (local engine) or its served name (http engine).
         concurrency: http requests in flight.
+        timeout: seconds one http request may take (None: sized from the request).
+        max_retries: attempts after the first for a failed http request.
         rate: the most http requests per second.
         device: "auto", "cpu" or "cuda" (local engine; auto: cuda when available).
         dtype: "auto", "float32", "bfloat16" or "float16" (local engine).
@@ -56,6 +58,8 @@ class EngineOptions:
     served_model: str | None = None
     adapter: str | None = None
     concurrency: int | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
     rate: int | None = None
     device: str = "auto"
     dtype: str = "auto"
@@ -99,7 +103,7 @@ def engine_settings(options: EngineOptions) -> dict[str, Any]:
         "adapter": options.adapter,
         "rate": options.rate,
     }
-    for name in ("concurrency", "display", "seeds"):
+    for name in ("concurrency", "display", "seeds", "timeout", "max_retries"):
         value = getattr(options, name)
         if value is not None:
             settings[name] = value

@@ -106,7 +106,8 @@ class HttpEngine:
         rate: the most requests per second (None = unlimited).
         prompts_per_request: prompts batched into one completions request (vLLM allows 1024).
         retries: retries of a failed request before the run stops.
-        timeout: seconds for one request.
+        timeout: seconds for one request (None: sized from the request, see
+            :func:`~climb_vllm.engines.transport.request_timeout`).
         backoff: base delay (seconds) of the retry backoff.
         hook: optional factory of an ``httpx.AsyncBaseTransport`` for scoring and generation.
         seeds: per-request sampling seeds: "on", "off" (sample unseeded), or "auto": on unless
@@ -127,7 +128,7 @@ class HttpEngine:
         rate: int | None = None,
         prompts_per_request: int = 256,
         retries: int = 6,
-        timeout: float = 600.0,
+        timeout: float | None = None,
         backoff: float = 0.5,
         hook: Any = None,
         seeds: str = "auto",

@@ -20,6 +20,8 @@ def _http(config: EngineConfig) -> Engine:
         tokenizer=config.tokenizer,
         strategy=config.strategy,
         concurrency=config.concurrency,
+        timeout=config.timeout,
+        retries=config.max_retries,
         rate=config.rate,
         prompts_per_request=config.prompts_per_request,
         seeds=config.seeds,

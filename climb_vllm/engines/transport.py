@@ -23,10 +23,31 @@ from climb_vllm.core.errors import UserError
 #: Environment variables read for the API key, in order; the key is never logged or stored.
 API_KEY_VARIABLES = ("CLIMB_API_KEY", "OPENAI_API_KEY")
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+#: Seconds without a finished request before the watchdog says which endpoint is silent, and
+#: before it stops the run (a hung server would otherwise stall it for retries x timeout).
+STALL_WARN = 60.0
+STALL_FAIL = 300.0
+
+
+def request_timeout(payload: dict[str, Any]) -> float:
+    """Seconds one request may take, from its size: 120 s plus one second per 20 tokens of
+    prompt (token-id prompts) or of answers (``max_tokens`` x ``n``), room for a CPU server
+    busy with many requests at once. A flat limit large enough for the largest request lets a
+    hung server hold every small one for as long; the watchdog catches a hang sooner."""
+    prompt = payload.get("prompt", [])
+    tokens = 0
+    if isinstance(prompt, list):
+        tokens = sum(len(p) if isinstance(p, list) else len(str(p)) // 4 for p in prompt)
+    elif isinstance(prompt, str):
+        tokens = len(prompt) // 4
+    for message in payload.get("messages", []):
+        tokens += len(str(message.get("content", ""))) // 4
+    tokens += int(payload.get("max_tokens") or 0) * int(payload.get("n") or 1)
+    return 120.0 + tokens / 20.0
 
 
 def _dead(url: str) -> UserError | None:
-    """"The server died", with its log, when ``make serve`` started the server at ``url``."""
+    """ "The server died", with its log, when ``make serve`` started the server at ``url``."""
     from climb_vllm.serving import death_report
 
     return death_report(url)
@@ -63,8 +84,11 @@ class Transport:
         concurrency: requests in flight at once, over all endpoints.
         rate: the most requests per second (None = unlimited), via asyncio-throttle.
         retries: attempts after the first for a retryable failure.
-        timeout: seconds for one request.
+        timeout: seconds for one request (None: :func:`request_timeout` of each request).
         backoff: base delay in seconds of the exponential backoff.
+        stall_warn / stall_fail: seconds without a finished request before the watchdog warns
+            (naming the silent endpoints and what their /health answers) and before it stops the
+            run with an error.
         hook: a callable returning an ``httpx.AsyncBaseTransport`` to send through instead of
             the network one (a proxy transport, or fault injection in tests); it is called once
             per batch of work, since each batch runs in its own event loop.
@@ -77,9 +101,11 @@ class Transport:
         concurrency: int = 64,
         rate: int | None = None,
         retries: int = 6,
-        timeout: float = 600.0,
+        timeout: float | None = None,
         backoff: float = 0.5,
         hook: Any = None,
+        stall_warn: float = STALL_WARN,
+        stall_fail: float = STALL_FAIL,
     ) -> None:
         self.hook = hook
         self.urls = [u.rstrip("/") for u in urls]
@@ -88,6 +114,8 @@ class Transport:
         self.retries = retries
         self.timeout = timeout
         self.backoff = backoff
+        self.stall_warn = stall_warn
+        self.stall_fail = stall_fail
         self.dead: set[int] = set()
         self.stats = TransportStats()
         key = api_key()
@@ -100,7 +128,7 @@ class Transport:
             max_connections=self.concurrency, max_keepalive_connections=self.concurrency
         )
         return httpx.AsyncClient(
-            timeout=httpx.Timeout(self.timeout, connect=10.0),
+            timeout=httpx.Timeout(self.timeout or 600.0, connect=10.0),
             limits=limits,
             headers=self._headers,
             transport=self.hook() if self.hook is not None else None,
@@ -138,7 +166,10 @@ class Transport:
                 delay = self.backoff * 2 ** (attempt - 1)
                 await asyncio.sleep(delay * (0.5 + random.random()))
             try:
-                response = await client.post(self.urls[endpoint] + path, json=payload)
+                limit = self.timeout or request_timeout(payload)
+                response = await client.post(
+                    self.urls[endpoint] + path, json=payload, timeout=limit
+                )
             except httpx.TransportError as exc:  # connect errors, resets, timeouts
                 last = f"{type(exc).__name__}"
                 if isinstance(exc, httpx.ConnectError) and attempt >= 2:
@@ -180,6 +211,14 @@ class Transport:
             throttler = Throttler(rate_limit=self.rate, period=1.0)
         queue: asyncio.Queue[int | None] = asyncio.Queue(maxsize=2 * self.concurrency)
         errors: list[BaseException] = []
+        progress = {"last": asyncio.get_running_loop().time(), "warned": 0.0}
+        pending: dict[int, int] = {}  # job index -> endpoint, for the jobs in flight
+
+        def finished(index: int, parsed: Any) -> None:
+            progress["last"] = asyncio.get_running_loop().time()
+            pending.pop(index, None)
+            on_result(index, parsed)
+
         async with self._client() as client:
 
             async def worker() -> None:
@@ -189,21 +228,87 @@ class Transport:
                         return
                     if errors:  # the run is stopping: drain the queue without working
                         continue
+                    pending[index] = jobs[index][0]
                     try:
-                        on_result(index, await self._send(client, throttler, index, jobs, check))
+                        finished(index, await self._send(client, throttler, index, jobs, check))
+                    except asyncio.CancelledError:
+                        raise  # the watchdog stops the run
                     except BaseException as exc:  # stop the run, keep the first error
                         errors.append(exc)
 
+            async def produce() -> None:
+                for index in range(len(jobs)):
+                    if errors:
+                        break
+                    await queue.put(index)
+                for _ in workers:
+                    await queue.put(None)
+
             workers = [asyncio.create_task(worker()) for _ in range(self.concurrency)]
-            for index in range(len(jobs)):
-                if errors:
-                    break
-                await queue.put(index)
-            for _ in workers:
-                await queue.put(None)
-            await asyncio.gather(*workers, return_exceptions=True)
+            producer = asyncio.create_task(produce())
+            watchdog = asyncio.create_task(
+                self._watch(progress, pending, errors, [producer, *workers])
+            )
+            await asyncio.gather(producer, *workers, return_exceptions=True)
+            watchdog.cancel()
         if errors:
             raise errors[0]
+
+    async def _watch(
+        self,
+        progress: dict[str, float],
+        pending: dict[int, int],
+        errors: list[BaseException],
+        tasks: list[asyncio.Task[None]],
+    ) -> None:
+        """Warn when no request has finished for ``stall_warn`` seconds (naming the silent
+        endpoints and their /health answers); stop the run after ``stall_fail`` when none of
+        them answers /health (a busy server that answers keeps going)."""
+        import sys
+
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(min(5.0, self.stall_warn / 4))
+            quiet = loop.time() - progress["last"]
+            if quiet < self.stall_warn or not pending:
+                continue
+            silent = sorted({self.urls[e] for e in pending.values()})
+            answers = [(url, await self._health(url)) for url in silent]
+            health = "; ".join(f"{url}: {answer}" for url, answer in answers)
+            # A server whose /health answers is busy, not hung: its requests keep their own
+            # timeouts. One that does not answer is stopped, dead or unreachable.
+            hung = all(not answer.endswith("HTTP 200") for _, answer in answers)
+            if quiet >= self.stall_fail and hung:
+                errors.append(
+                    UserError(
+                        f"No request has finished for {quiet:.0f} s ({health}). Every finished "
+                        "chunk is kept.",
+                        "restart the silent server (make stop, then make serve) and rerun the "
+                        "same command to resume; raise --timeout if its requests are just slow.",
+                    )
+                )
+                for task in tasks:
+                    task.cancel()
+                return
+            if loop.time() - progress["warned"] >= self.stall_warn:
+                progress["warned"] = loop.time()
+                print(
+                    f"warning: no request has finished for {quiet:.0f} s; {health}",
+                    file=sys.stderr,
+                )
+
+    async def _health(self, url: str) -> str:
+        """What ``url``/health answers within 5 s, in words."""
+        import httpx
+
+        try:
+            async with httpx.AsyncClient(timeout=5.0, headers=self._headers) as client:
+                response = await client.get(url + "/health")
+            return f"/health answered HTTP {response.status_code}"
+        except httpx.TimeoutException:
+            return "/health did not answer in 5 s (hung?)"
+        except httpx.HTTPError as exc:
+            return f"/health failed ({type(exc).__name__})"
 
     async def _send(
         self,

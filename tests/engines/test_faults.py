@@ -196,3 +196,57 @@ def test_seeds_are_sent_only_where_the_server_takes_them(
         generation = engine.generate([request])[0]
         assert ("seed" in hook.bodies[-1]) is sent, seeds
         assert generation.seeded is sent and engine.describe()["per_request_seeds"] is sent
+
+
+def test_a_hung_server_is_named_and_stops_the_run_in_bounded_time(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A real HTTP server on loopback that accepts requests and never answers (as a vLLM
+    server paused with SIGSTOP does): the watchdog warns, naming the endpoint and what its
+    /health answers, and stops the run with one error instead of waiting retries x timeout."""
+    import asyncio
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from climb_vllm.core.errors import UserError
+    from climb_vllm.engines.transport import Transport
+
+    release = threading.Event()
+
+    class Hung(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server interface
+            release.wait(30)
+
+        def do_POST(self) -> None:  # noqa: N802
+            release.wait(30)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hung)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    transport = Transport([url], concurrency=2, retries=6, stall_warn=1.0, stall_fail=4.0)
+    jobs = [(0, "/v1/completions", {"prompt": [[1, 2, 3]], "max_tokens": 1})] * 3
+    start = time.monotonic()
+    try:
+        with pytest.raises(UserError, match="No request has finished") as caught:
+            asyncio.run(transport.run(jobs, lambda i, b: b, lambda i, p: None))
+    finally:
+        release.set()
+        server.shutdown()
+    assert time.monotonic() - start < 20  # not retries x timeout (7 x 120 s)
+    assert url in caught.value.message and "/health did not answer" in caught.value.message
+    assert "make serve" in caught.value.fix
+    assert "warning: no request has finished" in capsys.readouterr().err
+
+
+def test_request_timeouts_follow_the_request_size() -> None:
+    from climb_vllm.engines.transport import request_timeout
+
+    small = request_timeout({"prompt": [[1] * 20], "max_tokens": 1})
+    large = request_timeout({"prompt": [[1] * 2000] * 256, "max_tokens": 1})
+    answer = request_timeout({"messages": [{"content": "x" * 400}], "max_tokens": 256, "n": 4})
+    assert 120 <= small < 122 and large > 20_000 and 170 < answer < 177
