@@ -55,7 +55,7 @@ def test_suite_display_has_a_row_per_benchmark(
     # suite order, whatever order --benchmarks names them in; counts, rate, errors, ETA
     assert last.index("intrinsic") < last.index("biasmd")
     for benchmark in ("intrinsic", "biasmd"):
-        assert re.search(rf"{benchmark} (\d+)/\1 \([\d.,]+/s, errors 0, ETA", last), last
+        assert re.search(rf"{benchmark} (\d+)/\1 \([\d.,]+/s, retried 0, failed 0, ETA", last), last
     assert "waiting" not in last
     assert captured.out.strip().endswith(str(out))  # --no-report prints the run directory
     assert not (out / "report").exists()

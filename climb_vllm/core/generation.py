@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from climb_vllm.core.progress import Progress, failures
+from climb_vllm.core.progress import Progress, retried
 from climb_vllm.core.store import RunStore
 from climb_vllm.engines.base import Engine, GenerateRequest, Generation
 
@@ -137,11 +137,12 @@ def run_generation(
             store.write_chunk(
                 config.benchmark, index, records_frame(chunk_ids, requests, generations)
             )
-            # Errors shown: retried or failed-over requests, and answers without text.
+            # Shown: requests retried or failed over (nothing lost), and answers without text
+            # ("failed": kept in the records, marked non-text, graded as unparseable or empty).
             non_text += sum(
                 reason == "non-text" for g in generations for reason in g.finish_reasons
             )
-            progress.advance(len(rows), failures(engine) + non_text)
+            progress.advance(len(rows), retried(engine), non_text)
             generated += 1
     store.annotate(config.benchmark, chunks=len(chunks), items=len(ids))
     return generated

@@ -15,16 +15,18 @@ from typing import Any
 _BOARD: Board | None = None
 
 
-def failures(engine: Any) -> int:
-    """Failed requests an engine has retried or moved to another endpoint so far (0 for
-    engines without a network transport)."""
+def retried(engine: Any) -> int:
+    """Requests an engine has retried or moved to another endpoint so far (0 for engines
+    without a network transport). A request that still fails after its retries stops the run,
+    so these are attempts, not lost work."""
     transport = getattr(engine, "transport", None)
     stats = getattr(transport, "stats", None)
     return int(stats.retries + stats.failovers) if stats is not None else 0
 
 
 class Board:
-    """One display for a suite of benchmarks: per row done/total, rate, errors and ETA.
+    """One display for a suite of benchmarks: per row done/total, rate, retried and failed
+    counts and ETA.
 
     Args:
         rows: the benchmarks, in display order.
@@ -33,8 +35,7 @@ class Board:
     """
 
     def __init__(self, rows: list[str], mode: str = "rich", interval: float = 10.0) -> None:
-        self.rows = {row: {"done": 0, "total": 0, "errors": 0, "rate": 0.0, "state": "waiting"}
-                     for row in rows}  # fmt: skip
+        self.rows = {row: _row() for row in rows}
         self.mode = mode if (mode != "rich" or sys.stderr.isatty()) else "plain"
         self.interval = interval
         self._last = 0.0
@@ -61,7 +62,7 @@ class Board:
         if first in self.rows:
             return first
         if label not in self.rows:
-            self.rows[label] = {"done": 0, "total": 0, "errors": 0, "rate": 0.0, "state": "waiting"}
+            self.rows[label] = _row()
             if self._bar is not None:
                 self._tasks[label] = self._bar.add_task(
                     label, total=None, rate="", errors="", start=False
@@ -69,7 +70,7 @@ class Board:
         return label
 
     def update(self, row: str, **fields: Any) -> None:
-        """Set a row's fields (done, total, errors, rate, state) and redraw."""
+        """Set a row's fields (done, total, retried, failed, rate, state) and redraw."""
         self.rows[row].update(fields)
         state = self.rows[row]
         if self._bar is not None:
@@ -80,7 +81,7 @@ class Board:
                 total=state["total"] or None,
                 completed=state["done"],
                 rate=f"{state['rate']:,.1f}/s" if state["state"] == "running" else state["state"],
-                errors=f"errors {state['errors']}",
+                errors=_counts(state),
             )
         elif self.mode == "plain":
             now = time.monotonic()
@@ -102,13 +103,22 @@ class Board:
             self._bar.__exit__(exc_type, exc, tb)
 
 
+def _row() -> dict[str, Any]:
+    return {"done": 0, "total": 0, "retried": 0, "failed": 0, "rate": 0.0, "state": "waiting"}
+
+
+def _counts(info: dict[str, Any]) -> str:
+    """ "retried R, failed F": requests sent again (nothing lost) and units that failed."""
+    return f"retried {info['retried']}, failed {info['failed']}"
+
+
 def _plain(info: dict[str, Any]) -> str:
     if info["state"] == "waiting":
         return "waiting"
     rate = info["rate"]
     left = info["total"] - info["done"]
     eta = f"{left / rate:,.0f} s" if rate > 0 else ("0 s" if left == 0 else "unknown")
-    return f"{info['done']}/{info['total']} ({rate:,.1f}/s, errors {info['errors']}, ETA {eta})"
+    return f"{info['done']}/{info['total']} ({rate:,.1f}/s, {_counts(info)}, ETA {eta})"
 
 
 def _rich_bar() -> Any:
@@ -150,7 +160,8 @@ class Progress:
         self.mode = mode if (mode != "rich" or sys.stderr.isatty()) else "plain"
         self.interval = interval
         self.done = 0
-        self.errors = 0
+        self.retried = 0
+        self.failed = 0
         self._row: str | None = None
         self._skipped = 0
         self._start = time.monotonic()
@@ -181,20 +192,25 @@ class Progress:
         self._skipped += n
         self.advance(n)
 
-    def advance(self, n: int, errors: int | None = None) -> None:
-        """Count ``n`` finished units; ``errors`` is the run's error count so far, if known."""
+    def advance(self, n: int, retried: int | None = None, failed: int | None = None) -> None:
+        """Count ``n`` finished units.
+
+        Args:
+            n: units finished now.
+            retried: requests retried so far in the run (sent again; nothing lost), if known.
+            failed: units so far that finished without a usable result (kept and marked in
+                the records, e.g. answers without text), if known.
+        """
         self.done += n
-        if errors is not None:
-            self.errors = errors
+        self.retried = self.retried if retried is None else retried
+        self.failed = self.failed if failed is None else failed
         rate = self.rate()
+        counts = {"retried": self.retried, "failed": self.failed}
         if self._row is not None and _BOARD is not None:
-            _BOARD.update(self._row, done=self.done, rate=rate, errors=self.errors)
+            _BOARD.update(self._row, done=self.done, rate=rate, **counts)
         elif self._bar is not None:
             self._bar.update(
-                self._task,
-                completed=self.done,
-                rate=f"{rate:,.1f}/s",
-                errors=f"errors {self.errors}",
+                self._task, completed=self.done, rate=f"{rate:,.1f}/s", errors=_counts(counts)
             )
         elif self.mode == "plain":
             now = time.monotonic()
@@ -202,8 +218,8 @@ class Progress:
                 self._last = now
                 left = f"{(self.total - self.done) / rate:,.0f} s" if rate > 0 else "unknown"
                 print(
-                    f"{self.label}: {self.done}/{self.total} ({rate:,.1f}/s, errors "
-                    f"{self.errors}, ETA {left})",
+                    f"{self.label}: {self.done}/{self.total} ({rate:,.1f}/s, "
+                    f"{_counts(counts)}, ETA {left})",
                     file=sys.stderr,
                     flush=True,
                 )

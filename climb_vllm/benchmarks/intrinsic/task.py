@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder, PlannedRequest
 from climb_vllm.benchmarks.intrinsic.canary import check_canary
 from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE, IntrinsicConfig
-from climb_vllm.core.progress import Progress, failures
+from climb_vllm.core.progress import Progress, retried
 from climb_vllm.core.store import RunStore
 from climb_vllm.engines.base import Engine, ScoreRequest, ScoreResult
 from climb_vllm.names import NameSet, load_names
@@ -248,7 +248,7 @@ def run_intrinsic(
             results = engine.score([p.request for p in planned])
             frame = records_frame(codes, task.distinct_names, planned, results)
             store.write_chunk(BENCHMARK, index, frame)
-            progress.advance(len(codes), failures(engine))
+            progress.advance(len(codes), retried(engine))
         _score_templates(config, store, engine, task, encoder, progress)
     store.annotate(
         BENCHMARK,
@@ -297,4 +297,4 @@ def _score_templates(
                 "logprob",
             ),
         )
-        progress.advance(len(keys), failures(engine))
+        progress.advance(len(keys), retried(engine))
