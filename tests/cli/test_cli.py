@@ -115,3 +115,39 @@ def test_every_verb_and_option_has_help_and_common_spellings_work(
         ["eval", "all", "--max-connections", "8", "--tasks", "biasmd", "--output-path", "x"]
     )
     assert (args.concurrency, args.benchmarks, str(args.out)) == (8, "biasmd", "x")
+
+
+def test_ctrl_c_keeps_finished_chunks_says_how_to_resume_and_the_rerun_completes(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import polars as pl
+
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "climb_vllm",
+               *intrinsic_command(tiny_model, out, "--limit", "400", "--chunk-size", "10",
+                                  "--sensitivity-codes", "0")]  # fmt: skip
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    chunks = out / "records" / "intrinsic"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if chunks.is_dir() and len(list(chunks.glob("chunk-*.parquet"))) >= 3:
+            break
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err[-2000:]
+    assert "interrupted; rerun the same command to resume" in err
+    assert 3 <= len(list(chunks.glob("chunk-*.parquet"))) < 40
+    assert not list(chunks.glob(".*.tmp"))
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = pl.read_parquet(sorted(chunks.glob("chunk-*.parquet")))
+    assert records.select("code", "name").is_duplicated().sum() == 0
+    assert records["code"].n_unique() == 400
