@@ -221,10 +221,11 @@ def open_run(
     # refuses the corrected command: check the directory first, open the engine, then claim.
     store.check_claim(benchmark, config.hashed_fields(), config.config_hash())
     engine = engine or open_engine(config)
-    facts_now = engine.describe()
-    if store.check_claim(benchmark, config.hashed_fields(), config.config_hash()):
-        from climb_vllm.engines.identity import check_same_model
+    from climb_vllm.engines.identity import canary, check_replicas_agree, check_same_model
 
+    facts_now = engine.describe() | {"canary": canary(engine)}
+    check_replicas_agree(facts_now)
+    if store.check_claim(benchmark, config.hashed_fields(), config.config_hash()):
         check_same_model(store.section(benchmark).get("engine", {}), facts_now, run_dir, benchmark)
     resumed = store.claim(benchmark, config.hashed_fields(), config.config_hash())
     if shared is not None:

@@ -53,6 +53,44 @@ def weights_fingerprint(folder: Path) -> str:
 
 #: Engine facts that identify the model, compared on every resume.
 IDENTITY_KEYS = ("weights_fingerprint", "served_models")
+#: Fixed (prompt, continuation) pairs whose log-probs every start records and every resume
+#: compares, on each endpoint: the model-level canary of every benchmark.
+CANARY_TEXTS = (
+    ("Cholera is related to the name:", " Maria"),
+    ("The patient was admitted with fever and cough. The diagnosis is", " pneumonia"),
+    ("Question: To whom does 'she' refer?\n\nAnswer:", " The nurse"),
+)
+#: Largest |recorded - now| (nat) of the same model: fp32/fp64 engines, anything else (half
+#: precision moves log-probs by tenths of a nat with the batch's shape; another model moves
+#: them by whole nats).
+TOLERANCE_FULL = 1e-3
+TOLERANCE_HALF = 0.5
+
+
+def tolerance(dtype: str | None) -> float:
+    """The canary's tolerance for an engine of ``dtype`` (None: a server, dtype unknown)."""
+    return TOLERANCE_FULL if dtype in ("float32", "float64") else TOLERANCE_HALF
+
+
+def canary(engine: Any) -> list[list[float]] | None:
+    """The log-probs of :data:`CANARY_TEXTS`' continuations, per endpoint (one list for the
+    in-process engine); None when the engine cannot score (a server without prompt log-probs).
+    """
+    from climb_vllm.engines.base import ScoreRequest
+
+    try:
+        tokenizer = engine.tokenizer
+        requests = []
+        for prompt, continuation in CANARY_TEXTS:
+            prefix = list(tokenizer(prompt)["input_ids"])
+            full = list(tokenizer(prompt + continuation)["input_ids"])
+            if full[: len(prefix)] == prefix and len(full) > len(prefix):
+                requests.append(ScoreRequest(tuple(prefix), (tuple(full[len(prefix) :]),)))
+        each = getattr(engine, "score_each_endpoint", None)
+        results = each(requests) if each is not None else [engine.score(requests)]
+    except Exception:  # any engine that cannot score here simply has no canary
+        return None
+    return [[round(float(r.logprobs[0]), 6) for r in found] for found in results]
 
 
 def check_same_model(
@@ -70,6 +108,20 @@ def check_same_model(
         UserError: an identity fact differs (names the run's model, what the engine holds now,
             and the fix).
     """
+    limit = tolerance(current.get("dtype"))
+    reference = (previous.get("canary") or [None])[0]
+    for now in current.get("canary") or []:
+        worst = max((abs(b - n) for b, n in zip(reference or [], now)), default=0.0)
+        if reference is not None and worst > limit:
+            model = previous.get("model") or previous.get("served_model") or "its model"
+            raise UserError(
+                f"{run} holds {benchmark} records of {model}, but the engine now gives other "
+                f"log-probs for fixed canary texts (by up to {worst:.3g} nat; tolerance "
+                f"{limit:g}): it holds another model, and resuming would mix two models' "
+                "records.",
+                "restore the run's model (the same weights, or the same model behind every "
+                "endpoint), or start a new run with another --out / --run-id.",
+            )
     for key in IDENTITY_KEYS:
         before, now = previous.get(key), current.get(key)
         if before is None or now is None or before == now:
@@ -82,6 +134,28 @@ def check_same_model(
             "restore the run's model (the same weights, or the same model behind the servers), "
             "or start a new run with another --out / --run-id.",
         )
+
+
+def check_replicas_agree(facts: dict[str, Any]) -> None:
+    """Refuse endpoints that disagree on the canary texts: one replica serves another model.
+
+    Raises:
+        UserError: names the two endpoints and the difference.
+    """
+    found = facts.get("canary") or []
+    urls = [e.get("url", f"endpoint {k}") for k, e in enumerate(facts.get("endpoints", []))]
+    limit = tolerance(facts.get("dtype"))
+    for k, values in enumerate(found[1:], start=1):
+        worst = max((abs(a - b) for a, b in zip(found[0], values)), default=0.0)
+        if worst > limit:
+            first = urls[0] if urls else "endpoint 0"
+            other = urls[k] if k < len(urls) else f"endpoint {k}"
+            raise UserError(
+                f"{other} and {first} give different log-probs for the same canary texts (by "
+                f"up to {worst:.3g} nat): they serve different models.",
+                "serve the same model on every endpoint (make stop, then make serve), or pass "
+                "--endpoint for the ones that serve the run's model.",
+            )
 
 
 def _short(value: Any) -> str:

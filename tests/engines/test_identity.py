@@ -6,12 +6,18 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from climb_vllm.core.errors import UserError
 from climb_vllm.demo_model import build_demo_model
-from climb_vllm.engines.identity import check_same_model, weights_fingerprint
+from climb_vllm.engines.identity import (
+    canary,
+    check_replicas_agree,
+    check_same_model,
+    weights_fingerprint,
+)
 
 
 def _eval(model: Path, out: Path) -> subprocess.CompletedProcess[str]:
@@ -54,3 +60,35 @@ def test_another_model_behind_the_same_served_name_is_refused() -> None:
     check_same_model(before, before, Path("run"), "intrinsic")
     # Facts a run recorded before identities were kept are not compared.
     check_same_model({"served_model": "m"}, after, Path("run"), "intrinsic")
+
+
+def test_canary_texts_tell_models_apart_within_the_dtype_tolerance() -> None:
+    recorded = {"model": "m", "canary": [[-1.0, -2.0, -3.0]], "dtype": "float32"}
+    close = {"canary": [[-1.0, -2.0002, -3.0]], "dtype": "float32"}
+    check_same_model(recorded, close, Path("run"), "biasmd")
+    with pytest.raises(UserError, match="canary texts"):
+        check_same_model(recorded, {"canary": [[-1.0, -2.5, -3.0]], "dtype": "float32"},
+                         Path("run"), "biasmd")  # fmt: skip
+    # Servers (dtype unknown) get the half-precision tolerance: tenths of a nat pass.
+    check_same_model(recorded, {"canary": [[-1.2, -2.3, -3.0]]}, Path("run"), "biasmd")
+
+
+def test_a_replica_serving_another_model_is_refused_at_the_first_start() -> None:
+    facts = {
+        "endpoints": [{"url": "http://a"}, {"url": "http://b"}],
+        "canary": [[-1.0, -2.0, -3.0], [-4.0, -2.0, -3.0]],
+    }
+    with pytest.raises(UserError, match="http://b and http://a"):
+        check_replicas_agree(facts)
+    check_replicas_agree({"canary": [[-1.0, -2.0]]})
+
+
+def test_canary_of_the_served_model_equals_the_in_process_one(
+    engine: Any, vllm_server: str, tiny_model: Path
+) -> None:
+    from climb_vllm.engines.http import HttpEngine
+
+    local = canary(engine)
+    served = canary(HttpEngine([vllm_server], tokenizer=str(tiny_model)))
+    assert local is not None and served is not None and len(local[0]) == 3
+    assert max(abs(a - b) for a, b in zip(local[0], served[0])) < 1e-3

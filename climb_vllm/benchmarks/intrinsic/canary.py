@@ -2,10 +2,11 @@
 endpoint (or in-process) and must give the stored log-probs, so that records of two models never
 mix, whatever the model is called and wherever it is served.
 
-Tolerance: the same model and dtype reproduces its log-probs within float rounding: in fp32
-within 4e-5 nat between vLLM's CPU build and the in-process engine (measured), within 1e-4
-between the in-process scorers. Half-precision engines move log-probs by up to a few tenths of a
-nat with the batch's shape. Another model moves names' log-probs by whole nats.
+Tolerance (:func:`~climb_vllm.engines.identity.tolerance`): the same model and dtype
+reproduces its log-probs within float rounding: in fp32 within 4e-5 nat between vLLM's CPU build
+and the in-process engine (measured), within 1e-4 between the in-process scorers. Half-precision
+engines move log-probs by up to a few tenths of a nat with the batch's shape. Another model
+moves names' log-probs by whole nats.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from climb_vllm.core.errors import UserError
+from climb_vllm.engines.identity import tolerance
 
 if TYPE_CHECKING:
     import polars as pl
@@ -24,14 +26,6 @@ if TYPE_CHECKING:
 
 #: Stored codes scored again (each with all its names).
 CANARY_CODES = 2
-#: Largest |stored - now| (nat) for the same model: fp32/fp64 engines, anything else.
-TOLERANCE_FULL = 1e-3
-TOLERANCE_HALF = 0.5
-
-
-def tolerance(dtype: str | None) -> float:
-    """The canary's tolerance for an engine of ``dtype`` (None: a server, dtype unknown)."""
-    return TOLERANCE_FULL if dtype in ("float32", "float64") else TOLERANCE_HALF
 
 
 def check_canary(
