@@ -224,6 +224,14 @@ def _chunk(module: str, filename: str) -> Path:
     return path
 
 
+def _write_error(path: Path, exc: OSError) -> UserError:
+    """The user's error for a failed write into the model cache (a full disk, most often)."""
+    return UserError(
+        f"Writing {path} failed ({exc.strerror}).",
+        "free disk space there, or set CLIMB_VLLM_CACHE to a folder on a larger disk.",
+    )
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as stream:
@@ -256,10 +264,7 @@ def _assemble(source: ModelSource, target: Path, echo: bool) -> None:
             )
         os.replace(partial, target)
     except OSError as exc:
-        raise UserError(
-            f"Writing {target} failed ({exc.strerror}).",
-            "free disk space there, or set CLIMB_VLLM_CACHE to a folder on a larger disk.",
-        ) from exc
+        raise _write_error(target, exc) from exc
     finally:
         partial.unlink(missing_ok=True)
 
@@ -317,9 +322,6 @@ def _convert(source: ModelSource, gguf: Path, folder: Path, echo: bool) -> None:
         shutil.rmtree(folder, ignore_errors=True)
         os.replace(partial, folder)
     except OSError as exc:
-        raise UserError(
-            f"Writing the model folder {folder} failed ({exc.strerror}).",
-            "free disk space there, or set CLIMB_VLLM_CACHE to a folder on a larger disk.",
-        ) from exc
+        raise _write_error(folder, exc) from exc
     finally:
         shutil.rmtree(partial, ignore_errors=True)
