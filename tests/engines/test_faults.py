@@ -250,3 +250,39 @@ def test_request_timeouts_follow_the_request_size() -> None:
     large = request_timeout({"prompt": [[1] * 2000] * 256, "max_tokens": 1})
     answer = request_timeout({"messages": [{"content": "x" * 400}], "max_tokens": 256, "n": 4})
     assert 120 <= small < 122 and large > 20_000 and 170 < answer < 177
+
+
+def test_a_paused_vllm_server_is_reported_as_hung_and_the_run_resumes_after(
+    vllm_server: str, tiny_model: Path
+) -> None:
+    """The session's real vLLM server paused with SIGSTOP (its whole process group): scoring
+    stops with the watchdog's error naming the endpoint and its silent /health; after SIGCONT
+    the same requests score as before. Thresholds are shortened for the test (defaults: a
+    warning after 60 s, the error after 300 s)."""
+    import os
+    import signal
+
+    from climb_vllm.core.errors import UserError
+    from climb_vllm.serving import own_server
+
+    server = own_server(vllm_server)
+    assert server is not None
+    group = int(str(server["pid"]))
+    engine = HttpEngine([vllm_server], tokenizer=str(tiny_model), timeout=60.0)
+    engine.transport.stall_warn, engine.transport.stall_fail = 1.0, 4.0
+    names = load_names().distinct(5)
+    planned = BoundaryEncoder(engine.tokenizer).plan(["Cholera is related to the name:"], names)
+    requests = [p.request for p in planned]
+    before = engine.score(requests)
+    os.killpg(group, signal.SIGSTOP)
+    try:
+        with pytest.raises(UserError, match="/health did not answer") as caught:
+            engine.score(requests)
+        assert vllm_server in caught.value.message
+    finally:
+        os.killpg(group, signal.SIGCONT)
+    after = engine.score(requests)
+    assert (
+        max(abs(a - b) for x, y in zip(before, after) for a, b in zip(x.logprobs, y.logprobs))
+        < 1e-4
+    )

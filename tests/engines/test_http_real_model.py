@@ -3,6 +3,7 @@ log-probs equal the in-process engine's, and the generation benchmarks run throu
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ import pytest
 
 from climb_vllm.benchmarks.intrinsic.task import sample_requests
 from climb_vllm.engines.http import HttpEngine
-from climb_vllm.serving import serve, stop
+from climb_vllm.serving import STATE_VARIABLE, serve, stop
 from tests.helpers import free_port, vllm_python
 
 
@@ -26,10 +27,18 @@ def real_server(real_model: Path, tmp_path_factory: pytest.TempPathFactory) -> I
         ["gemma-3-270m"], port=free_port(), python=vllm_python(), cpu=True, state=state,
         timeout=600,
     )  # fmt: skip
+    # The client finds what serve recorded (a CPU server: no per-request seeds, which vLLM's
+    # CPU build crashes on with long prompts), as after make serve.
+    saved = os.environ.get(STATE_VARIABLE)
+    os.environ[STATE_VARIABLE] = str(state)
     try:
         yield urls[0]
     finally:
         stop(state)
+        if saved is None:
+            os.environ.pop(STATE_VARIABLE, None)
+        else:
+            os.environ[STATE_VARIABLE] = saved
 
 
 def test_served_log_probs_equal_in_process_on_the_real_model(
@@ -52,13 +61,19 @@ def test_generation_benchmarks_run_through_the_real_server(
     command = [
         sys.executable, "-m", "climb_vllm", "eval", "all", "--endpoint", real_server,
         "--tokenizer", str(real_model), "--out", str(out), "--display", "none",
-        "--benchmarks", "biasmd,diseasematcher", "--limit-biasmd", "2",
+        "--benchmarks", "extrinsic,biasmd,diseasematcher", "--limit-extrinsic", "1",
+        "--extrinsic-max-tokens", "16", "--index-limit", "100", "--limit-biasmd", "2",
         "--limit-diseasematcher", "2", "--max-tokens", "24", "--no-report",
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     import polars as pl
 
+    # CLIMB extrinsic: every answer of the base model is mapped (answers with no parsed code
+    # are counted as recall 0, never dropped).
+    outputs = pl.read_parquet(out / "results" / "extrinsic" / "outputs.parquet")
+    prompts = pl.read_parquet(sorted((out / "records" / "extrinsic").glob("chunk-*.parquet")))
+    assert outputs.height == prompts.height > 0
     for name in ("biasmd", "diseasematcher"):
         records = pl.read_parquet(sorted((out / "records" / name).glob("chunk-*.parquet")))
         graded = pl.read_parquet(out / "results" / name / "graded.parquet")
