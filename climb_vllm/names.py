@@ -32,7 +32,8 @@ ETHNICITY_LABELS = {
 }
 PACKAGED_NAME_SETS = {"nyc-2011-2021": "names.csv", "nyc-2011-2019": "names_2011-2019.csv"}
 DEFAULT_NAME_SET = "nyc-2011-2021"
-MAX_K = 10
+#: The most names per group any packaged set offers (the 2011-2021 set; 2011-2019: 10).
+MAX_K = 50
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,18 @@ class NameSet:
         if not 1 <= k <= MAX_K:
             raise UserError(
                 f"--top-k {k} is out of range.", f"use a value from 1 to {MAX_K} (default 5)."
+            )
+        sizes = {
+            (sex, ethnicity): sum(1 for s in self.slots if (s.sex, s.ethnicity) == (sex, ethnicity))
+            for sex in SEXES
+            for ethnicity in ETHNICITIES
+        }
+        smallest = min(sizes, key=lambda group: sizes[group])
+        if sizes[smallest] < k:
+            raise UserError(
+                f"--top-k {k} asks for more names than the name set {self.key} holds: group "
+                f"{smallest} has {sizes[smallest]}.",
+                f"use --top-k {sizes[smallest]} or less, or a name set with more names per group.",
             )
         order = {(s, e): i for i, (s, e) in enumerate((s, e) for s in SEXES for e in ETHNICITIES)}
         chosen = [slot for slot in self.slots if slot.rank <= k]

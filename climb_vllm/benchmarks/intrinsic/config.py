@@ -46,7 +46,7 @@ class IntrinsicConfig(EngineConfig):
 
     icd_release: str = "2021"
     name_set: str = "nyc-2011-2021"
-    top_k: int = Field(default=5, ge=1, le=10)
+    top_k: int = Field(default=5, ge=1, le=50)
     limit: int | None = Field(default=None, ge=1)
     seed: int = 0
     template: str = DEFAULT_TEMPLATE
