@@ -21,7 +21,7 @@ def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]
     ("extra", "needle"),
     [
         (["--icd-release", "1999"], "icd-export"),
-        (["--top-k", "11"], "top_k"),
+        (["--top-k", "51"], "top_k"),
         (["--top-k", "0"], "top_k"),
         (["--limit", "3"], "--limit"),
         (["--device", "tpu"], "cpu"),

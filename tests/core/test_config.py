@@ -20,7 +20,7 @@ def test_unknown_fields_and_bad_values_are_rejected() -> None:
     with pytest.raises(ValidationError):
         IntrinsicConfig(model="m", topk=5)  # type: ignore[call-arg]
     with pytest.raises(ValidationError):
-        IntrinsicConfig(model="m", top_k=11)
+        IntrinsicConfig(model="m", top_k=51)
     with pytest.raises(ValidationError, match="description"):
         IntrinsicConfig(model="m", template="no slot")
 
