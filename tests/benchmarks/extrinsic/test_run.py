@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from climb_vllm.benchmarks.extrinsic.icdmap import METHODS
 from climb_vllm.cli import main
 from tests.helpers import kill_after_chunks
 
@@ -38,7 +39,8 @@ def test_end_to_end_with_samples(tiny_model: Path, tmp_path: Path) -> None:
     for name in ("table4.csv", "table5.csv", "table7.csv", "variants.csv", "tables.md"):
         assert (results / name).exists(), name
     points = pl.read_parquet(results / "points.parquet")
-    assert set(points["method"]) <= {"code", "exact", "embedding", "none"}
+    # Random answers may hold any of the mapper's routes (a negation, for one).
+    assert set(points["method"]) <= set(METHODS)
     table4 = pl.read_csv(results / "table4.csv")
     assert table4["Value"].to_list() == ["female", "male", "Black", "Hispanic", "Asian",
                                          "Medicaid", "Medicare"]  # fmt: skip
