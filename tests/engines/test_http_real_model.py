@@ -3,7 +3,6 @@ log-probs equal the in-process engine's, and the generation benchmarks run throu
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,8 +13,8 @@ import pytest
 
 from climb_vllm.benchmarks.intrinsic.task import sample_requests
 from climb_vllm.engines.http import HttpEngine
-from climb_vllm.serving import STATE_VARIABLE, serve, stop
-from tests.helpers import free_port, vllm_python
+from climb_vllm.serving import serve
+from tests.helpers import free_port, servers_recorded_in, vllm_python
 
 
 @pytest.fixture(scope="module")
@@ -29,16 +28,8 @@ def real_server(real_model: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     )  # fmt: skip
     # The client finds what serve recorded (a CPU server: no per-request seeds, which vLLM's
     # CPU build crashes on with long prompts), as after make serve.
-    saved = os.environ.get(STATE_VARIABLE)
-    os.environ[STATE_VARIABLE] = str(state)
-    try:
+    with servers_recorded_in(state):
         yield urls[0]
-    finally:
-        stop(state)
-        if saved is None:
-            os.environ.pop(STATE_VARIABLE, None)
-        else:
-            os.environ[STATE_VARIABLE] = saved
 
 
 def test_served_log_probs_equal_in_process_on_the_real_model(
