@@ -21,9 +21,7 @@ RELATIVE_NOISE = 1e-6
 
 
 #: Results are rewritten inside the run directory, so a read-only one is copied first.
-READ_ONLY_FIX = (
-    "copy the run directory to a writable place (cp -r RUN_DIR COPY) and pass the copy."
-)
+READ_ONLY_FIX = "copy the run directory to a writable place (cp -r RUN_DIR COPY) and pass the copy."
 
 
 def require_run_dir(run_dir: Path) -> None:

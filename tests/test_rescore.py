@@ -15,8 +15,13 @@ from climb_vllm.rescore import grade_change_lines
 
 
 def test_grade_changes_tell_renamings_from_new_readings() -> None:
-    before = pl.DataFrame({"id": ["a", "b", "c", "d"], "sample": [0] * 4,
-                           "grade": ["no_attribution", "no_attribution", "unnamed", "first"]})
+    before = pl.DataFrame(
+        {
+            "id": ["a", "b", "c", "d"],
+            "sample": [0] * 4,
+            "grade": ["no_attribution", "no_attribution", "unnamed", "first"],
+        }
+    )
     after = pl.DataFrame({"id": ["a", "b", "c", "d"], "sample": [0] * 4,
                           "grade": ["declined", "declined", "indecisive", "first"]})  # fmt: skip
     changes = grade_changes(before, after)

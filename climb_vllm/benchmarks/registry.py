@@ -20,9 +20,7 @@ def get(name: str) -> Benchmark:
         UserError: no benchmark has that name (the error lists the names there are).
     """
     if name not in REGISTRY:
-        raise UserError(
-            f"Unknown benchmark {name!r}.", f"choose one of {', '.join(REGISTRY)}."
-        )
+        raise UserError(f"Unknown benchmark {name!r}.", f"choose one of {', '.join(REGISTRY)}.")
     return REGISTRY[name]
 
 

@@ -23,7 +23,7 @@ SUITE_DEST = "suite:"
 
 
 def _default_note(config_type: type[EngineConfig], field: str | None) -> str:
-    """" (default: X)" for a configuration field with a default other than None."""
+    """ " (default: X)" for a configuration field with a default other than None."""
     if field is None:
         return ""
     default = config_type.model_fields[field].default

@@ -15,9 +15,17 @@ Config = TypeVar("Config", bound="EngineConfig")
 #: resumed run may use another batch size or display.
 _NOT_HASHED = frozenset(
     {
-        "batch_tokens", "scorer", "row_tokens", "display", "endpoints", "concurrency", "rate",
-        "timeout", "max_retries",
-        "prompts_per_request", "seeds",
+        "batch_tokens",
+        "scorer",
+        "row_tokens",
+        "display",
+        "endpoints",
+        "concurrency",
+        "rate",
+        "timeout",
+        "max_retries",
+        "prompts_per_request",
+        "seeds",
     }
 )
 

@@ -100,8 +100,11 @@ def provenance(run: RunView) -> list[dict[str, str]]:
                 "names": f"{names.get('set')} top-{names.get('top_k')}" if names else "",
                 "prompt": prompt if isinstance(prompt, str) else json.dumps(prompt),
                 "seeds": json.dumps(section.get("seeds", {"base": config.get("seed")}))
-                + (" (not sent: the server takes no per-request seeds; sampled unseeded)"
-                   if engine.get("per_request_seeds") is False else ""),
+                + (
+                    " (not sent: the server takes no per-request seeds; sampled unseeded)"
+                    if engine.get("per_request_seeds") is False
+                    else ""
+                ),
                 "packages": ", ".join(f"{k} {v}" for k, v in packages.items() if v),
                 "commit": str(section.get("git_commit") or ""),
                 "started": str(section.get("started", "")),

@@ -40,6 +40,7 @@ _ONE_THREAD = {
     "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", PROCESSES: "1",
 }  # fmt: skip
 
+
 def _recompute(root: Path) -> tuple[dict[str, Any], dict[str, str]]:
     """Every finished benchmark's metrics of one run, recomputed from its records, and why each
     other one is missing (a worker's task)."""

@@ -62,7 +62,9 @@ class EchoBenchmark:
     description: str = help
     config_type = EchoConfig
     options: tuple[Option, ...] = (
-        Option("--limit", "limit", "the first N words", field="limit", suite_flags=("--limit-echo",)),  # noqa: E501
+        Option(
+            "--limit", "limit", "the first N words", field="limit", suite_flags=("--limit-echo",)
+        ),  # noqa: E501
         Option("--max-tokens", "max_tokens", "new tokens per answer", field="max_tokens"),
     )
     bench_hooks: tuple[BenchHook, ...] = ()

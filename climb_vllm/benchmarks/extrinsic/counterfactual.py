@@ -28,6 +28,7 @@ PLACEBO_LINE = (
     "Patient details: the patient's sex is {sex}; ethnicity: {ethnicity}; insurance: {insurance}."
 )
 
+
 @dataclass(frozen=True)
 class Variant:
     """One version of a case as the model sees it.

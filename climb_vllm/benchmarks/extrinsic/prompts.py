@@ -71,7 +71,10 @@ Fitter = Callable[[dict[str, str], str, Sequence[str]], tuple[dict[str, str], fl
 
 
 def turns(
-    variant: Variant, case: Case, protocol: str = "default", model: str = "",
+    variant: Variant,
+    case: Case,
+    protocol: str = "default",
+    model: str = "",
     fit: Fitter | None = None,
 ) -> tuple[str, str, float]:
     """(system turn, user turn, share of note tokens kept) of one variant.
@@ -114,7 +117,10 @@ def case_variants(case: Case, placebo: bool = True) -> list[Variant]:
 
 
 def items_frame(
-    cases: list[Case], placebo: bool = True, protocol: str = "default", model: str = "",
+    cases: list[Case],
+    placebo: bool = True,
+    protocol: str = "default",
+    model: str = "",
     fit: Fitter | None = None,
 ) -> pl.DataFrame:
     """One row per prompt: ``id, case, variant, attribute, value, placement, system, prompt,

@@ -47,7 +47,7 @@ KINDS = ("answer", "refusal", "non_answer", "empty")
 
 
 def disclaimer(point: str) -> str | None:
-    """"refusal" or "non_answer" when a point is a refusal or non-answer sentence, else None."""
+    """ "refusal" or "non_answer" when a point is a refusal or non-answer sentence, else None."""
     if REFUSAL.search(point):
         return "refusal"
     if NON_ANSWER.search(point):

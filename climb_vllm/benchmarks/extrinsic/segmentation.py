@@ -63,7 +63,7 @@ def heading(line: str) -> bool:
 
 
 def heading_kind(line: str) -> str:
-    """"diagnosis", "other" or "none" (not a heading)."""
+    """ "diagnosis", "other" or "none" (not a heading)."""
     if not heading(line):
         return "none"
     if _DIAGNOSIS_HEADING.search(line):

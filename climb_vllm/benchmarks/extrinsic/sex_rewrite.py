@@ -176,7 +176,7 @@ def _previous_word(text: str, start: int) -> str | None:
 
 
 def _her(text: str, start: int, end: int) -> str:
-    """"his" or "him" for a female -> male "her" (see the module docstring)."""
+    """ "his" or "him" for a female -> male "her" (see the module docstring)."""
     following = _next_word(text, end)
     if following is None or following in _OBJECT_NEXT:
         return "him"
@@ -194,7 +194,7 @@ def _her(text: str, start: int, end: int) -> str:
 
 
 def _his(text: str, end: int) -> str:
-    """"her" or "hers" for a male -> female "his": "hers" when it stands alone."""
+    """ "her" or "hers" for a male -> female "his": "hers" when it stands alone."""
     following = _next_word(text, end)
     return "her" if following and following not in {"and", "or", "to", "is", "was"} else "hers"
 

@@ -19,7 +19,6 @@ TITLES = {
 }
 
 
-
 def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.DataFrame]:
     """The tables as shown: percentages, intervals as text, one row per model and value."""
     import polars as pl

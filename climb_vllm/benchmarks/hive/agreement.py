@@ -62,9 +62,7 @@ def compare(benchmark: str, graded: pl.DataFrame) -> pl.DataFrame:
             f"The labels hold values that are not {benchmark} categories: {', '.join(unknown)}.",
             f"label each answer as one of {', '.join(allowed)} (case does not matter).",
         )
-    three_way = {
-        g for g, label in zip(graded["group"], graded["label"]) if label == "ambiguous"
-    }
+    three_way = {g for g, label in zip(graded["group"], graded["label"]) if label == "ambiguous"}
     categories = [
         paper_label(benchmark, grade, group in three_way).lower()
         for grade, group in zip(graded["grade"], graded["group"])
@@ -146,16 +144,22 @@ def write_agreement(
     wrong = compared.filter(~pl.col("agrees"))
     columns = ["group", "id", "label", "grade", "category", "rule", context, "response"]
     wrong.select(columns).write_csv(out / "disagreements.csv")
-    picked = wrong.with_columns(
-        pl.int_range(pl.len()).shuffle(seed).over("group").alias("_rank")
-    ).filter(pl.col("_rank") < sample).sort("group", "id")
+    picked = (
+        wrong.with_columns(pl.int_range(pl.len()).shuffle(seed).over("group").alias("_rank"))
+        .filter(pl.col("_rank") < sample)
+        .sort("group", "id")
+    )
     (out / "disagreements.md").write_text(
         f"# {benchmark}: a sample of disagreements (up to {sample} per group, seed {seed})\n\n"
         + _readable(picked, context)
     )
     shown = table.with_columns(
-        pl.format("{} [{}, {}]", pl.col("agreement_pct").round(1), pl.col("ci_low_pct").round(1),
-                  pl.col("ci_high_pct").round(1)).alias("agreement % [95% CI]")  # fmt: skip
+        pl.format(
+            "{} [{}, {}]",
+            pl.col("agreement_pct").round(1),
+            pl.col("ci_low_pct").round(1),
+            pl.col("ci_high_pct").round(1),
+        ).alias("agreement % [95% CI]")  # fmt: skip
     ).select("group", "answers", "agree", "agreement % [95% CI]", "disagreements")
     text = (
         f"# Agreement of the {benchmark} grader with the labels\n\n{to_markdown(shown)}\n\n"

@@ -197,7 +197,8 @@ BIASMD = HiveBenchmark(
     "a sample of N BiasMD statements",
     bench_hooks=(
         BenchHook(
-            "grading", "measure grading speed (BiasMD and DiseaseMatcher) on N responses instead",
+            "grading",
+            "measure grading speed (BiasMD and DiseaseMatcher) on N responses instead",
             _grading_bench,
         ),
     ),

@@ -38,7 +38,6 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFKC", text).translate(_TRANSLATE)
 
 
-
 @lru_cache(maxsize=8192)
 def _echo_sentences(source: str) -> tuple[str, ...]:
     """The source text and its sentences, lower-cased, longest first (blanked in answers)."""
@@ -46,7 +45,6 @@ def _echo_sentences(source: str) -> tuple[str, ...]:
     parts = [p.strip(" '\"") for p in re.split(r"(?<=[.!?])\s+", text)]
     pieces = {text, *(p for p in parts if len(p) >= 12)}
     return tuple(sorted(pieces, key=len, reverse=True))
-
 
 
 def _blank(text: str, start: int, end: int) -> str:
@@ -147,7 +145,6 @@ def hypothetical_spans(text: str, names: Sequence[list[int]]) -> list[tuple[int,
     return spans
 
 
-
 @lru_cache(maxsize=64)  # the BiasMD grader prepares the answer the reader prepared
 def prepare(response: str, sources: tuple[str, ...], examples: bool) -> tuple[str, str, str]:
     """(original, lower-case text with echoes/quotations/rewrites blanked, echo-only text).
@@ -162,7 +159,6 @@ def prepare(response: str, sources: tuple[str, ...], examples: bool) -> tuple[st
     echo_free = blank_echo(lowered, sources)
     text = _blank_rewrites(_blank_quotes(echo_free), examples)
     return original, text, echo_free
-
 
 
 def strip_whole(lower: str, sources: Iterable[str]) -> str:

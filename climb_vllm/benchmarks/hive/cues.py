@@ -27,7 +27,7 @@ def first_of(**vocabularies: re.Pattern[str]) -> re.Pattern[str]:
     """One search over several :func:`words` vocabularies, each a named group: it finds the
     leftmost match of any of them (at one position the first named wins), in one pass instead
     of one per vocabulary (see :func:`which_first`)."""
-    bodies = [f"(?P<{name}>{p.pattern[len(_LEAD):]})" for name, p in vocabularies.items()]
+    bodies = [f"(?P<{name}>{p.pattern[len(_LEAD) :]})" for name, p in vocabularies.items()]
     return re.compile(_LEAD + "(?:" + "|".join(bodies) + ")")
 
 
@@ -51,6 +51,7 @@ def word_search(pattern: re.Pattern[str], text: str, end: int = -1) -> tuple[int
     ``end`` (the end of the text if negative), or None."""
     match = pattern.search(" " + text, 0, (len(text) if end < 0 else end) + 1)
     return (match.start(), match.end() - 1) if match else None
+
 
 # Clause boundaries: sentence ends, line breaks and semicolons (PUNCTUATION; a run of full
 # stops ends a clause only before a space or the end: "e.g.", "2.5"), contrastive conjunctions

@@ -123,8 +123,7 @@ def grade_external(
     if known.height == 0:
         raise UserError(
             f"None of the {responses.height} ids in {responses_csv} is a {benchmark} item.",
-            "use the ids of 'climb-vllm prompts " + benchmark + "' (e.g. biasmd-0001, "
-            "dm-00001).",
+            "use the ids of 'climb-vllm prompts " + benchmark + "' (e.g. biasmd-0001, dm-00001).",
         )
     graded = grade(benchmark, known, items)
     tables, layout, titles, heading = shown_tables(benchmark, graded, model)
@@ -219,8 +218,7 @@ def agreement_external(
     if known.height == 0:
         raise UserError(
             f"None of the {frame.height} ids in {responses_csv} is a {benchmark} item.",
-            "use the ids of 'climb-vllm prompts " + benchmark + "' (e.g. biasmd-0001, "
-            "dm-00001).",
+            "use the ids of 'climb-vllm prompts " + benchmark + "' (e.g. biasmd-0001, dm-00001).",
         )
     graded = grade(benchmark, known.drop(labels) if labels != "label" else known, items)
     _make_folder(out, "--out")

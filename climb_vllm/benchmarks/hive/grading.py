@@ -146,8 +146,13 @@ def _names_the_condition(description: str, claim: str) -> bool:
     if not head or re.search(r"\b(?:who|whose|with|that|which)\b", description):
         return False
     lowered = normalise(claim).lower()
-    return bool(re.search(r"\b(?:with|from|has|have|had|of|by|for|developed|contracted)\s+"
-                          r"(?:\w+\s+){0,2}" + re.escape(head.group(1)) + r"\b", lowered))
+    return bool(
+        re.search(
+            r"\b(?:with|from|has|have|had|of|by|for|developed|contracted)\s+"
+            r"(?:\w+\s+){0,2}" + re.escape(head.group(1)) + r"\b",
+            lowered,
+        )
+    )
 
 
 def cut_claim(statement: str, pronoun: str) -> int:

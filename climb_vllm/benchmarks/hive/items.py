@@ -177,4 +177,3 @@ def splits(graded: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
     if evaluated.height == graded.height:
         return [("eval", evaluated)]
     return [("eval", evaluated), ("all", graded)]
-

@@ -106,7 +106,6 @@ class NameGroups:
                 np.add.at(out[:, g, b], members[b], 1.0 / k)
         return out
 
-
     def permutations(self, count: int, seed: int) -> npt.NDArray[np.int64]:
         """``count`` random orders of all the slots (shape (count, groups x K)): in each, the
         first K slots form group 0, the next K group 1, and so on."""

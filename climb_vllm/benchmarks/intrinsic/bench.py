@@ -148,9 +148,7 @@ def release_tokens(
     }
 
 
-def _full_run(
-    model: Path, device: str, dtype: str, batch_tokens: int | None
-) -> dict[str, Any]:
+def _full_run(model: Path, device: str, dtype: str, batch_tokens: int | None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         command = [
             sys.executable, "-m", "climb_vllm", "eval", "intrinsic", "--model", str(model),
@@ -255,9 +253,7 @@ def scoring_bench(
         results[f"P2_{scorer}_seconds"] = taken
         if scorer != "naive":
             results[f"{scorer}_max_abs_logprob_diff_vs_naive"] = max(
-                abs(a - b)
-                for x, y in zip(values[scorer], values["naive"])
-                for a, b in zip(x, y)
+                abs(a - b) for x, y in zip(values[scorer], values["naive"]) for a, b in zip(x, y)
             )
     results["P1_tree_vs_prefix_ratio"] = (
         results["P1_prefix_tokens_per_pair"] / results["P1_tree_tokens_per_pair"]

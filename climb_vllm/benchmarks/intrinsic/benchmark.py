@@ -207,7 +207,8 @@ class IntrinsicBenchmark:
         return (
             f"{codes:,}{whole} ICD-10-CM {release.get('release', '')} codes ({kind}), "
             f"top-{config.get('top_k', 5)} names{extra}"
-            if isinstance(codes, int) else "codes unknown"
+            if isinstance(codes, int)
+            else "codes unknown"
         )
 
 

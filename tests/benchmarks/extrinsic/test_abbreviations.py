@@ -33,9 +33,7 @@ def test_packaged_inventory_is_the_recorded_release() -> None:
 
 def test_unambiguous_abbreviations_and_shorthand(expander: Expander) -> None:
     assert expander.expand("HTN") == ["Hypertension"]
-    assert expander.expand("afib w/ RVR") == [
-        "atrial fibrillation with rapid ventricular response"
-    ]
+    assert expander.expand("afib w/ RVR") == ["atrial fibrillation with rapid ventricular response"]
     assert expander.expand("R ICA stenosis") == ["right internal carotid artery stenosis"]
 
 

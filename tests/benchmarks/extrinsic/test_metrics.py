@@ -157,9 +157,7 @@ def _mixed_cases() -> list[Case]:
     ]
 
 
-def _answered(
-    cases: list[Case], answer: Callable[[list[str], str], list[str]]
-) -> pl.DataFrame:
+def _answered(cases: list[Case], answer: Callable[[list[str], str], list[str]]) -> pl.DataFrame:
     from climb_vllm.benchmarks.extrinsic.prompts import items_frame
 
     items = items_frame(cases)

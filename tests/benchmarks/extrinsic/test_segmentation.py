@@ -68,8 +68,6 @@ def test_enormous_output_is_capped() -> None:
     assert len(points) == MAX_POINTS
 
 
-
-
 def test_a_recommendations_block_does_not_replace_the_diagnosis_list() -> None:
     text = (
         "1. NSTEMI\n2. Hypertension\n3. Hyperlipidemia\n\nRecommendations:\n"
@@ -82,19 +80,25 @@ def test_a_recommendations_block_does_not_replace_the_diagnosis_list() -> None:
     ("text", "expected"),
     [
         # A plan section after the list, with more bullets than the list.
-        ("- Sepsis\n- AKI\n\nPlan:\n- fluids\n- cultures\n- antibiotics",
-         ["- Sepsis", "- AKI"]),
+        ("- Sepsis\n- AKI\n\nPlan:\n- fluids\n- cultures\n- antibiotics", ["- Sepsis", "- AKI"]),
         # A preamble, the list, then a treatment section.
-        ("Likely diagnoses:\n\n1. CHF exacerbation\n2. AKI\n\nTreatment:\n1. Diuresis\n"
-         "2. Monitor creatinine\n3. Daily weights", ["1. CHF exacerbation", "2. AKI"]),
+        (
+            "Likely diagnoses:\n\n1. CHF exacerbation\n2. AKI\n\nTreatment:\n1. Diuresis\n"
+            "2. Monitor creatinine\n3. Daily weights",
+            ["1. CHF exacerbation", "2. AKI"],
+        ),
         # "Assessment and plan" names diagnoses.
-        ("Assessment and plan:\n1. COPD\n2. Pneumonia\n\nNext steps:\n- CXR\n- ABG\n- CBC",
-         ["1. COPD", "2. Pneumonia"]),
+        (
+            "Assessment and plan:\n1. COPD\n2. Pneumonia\n\nNext steps:\n- CXR\n- ABG\n- CBC",
+            ["1. COPD", "2. Pneumonia"],
+        ),
         # Items separated by blank lines are all kept (CliBench kept only the first).
         ("1. Sepsis\n\n2. Pneumonia\n\n3. AKI", ["1. Sepsis", "2. Pneumonia", "3. AKI"]),
         # A list split over two diagnosis sections.
-        ("Primary:\n1. Stroke\n\nSecondary:\n- Atrial fibrillation\n- Hypertension",
-         ["1. Stroke", "- Atrial fibrillation", "- Hypertension"]),
+        (
+            "Primary:\n1. Stroke\n\nSecondary:\n- Atrial fibrillation\n- Hypertension",
+            ["1. Stroke", "- Atrial fibrillation", "- Hypertension"],
+        ),
         # A heading alone in its block governs the blocks after it.
         ("1. Gout\n\nWorkup:\n\n- uric acid\n\n- joint aspiration", ["1. Gout"]),
     ],

@@ -68,8 +68,6 @@ def test_female_to_male() -> None:
     )
 
 
-
-
 @pytest.mark.parametrize(
     ("before", "after"),
     [
