@@ -44,7 +44,10 @@ def error_bars(points: Sequence[float], lows: Sequence[Any], highs: Sequence[Any
     """Asymmetric error bar lengths; a missing interval draws none (and never a negative bar)."""
     p = np.asarray(points, dtype=float)
     lo = np.asarray([np.nan if v is None else v for v in lows], dtype=float)
+    # An unbounded end (inf) draws no bar rather than one off the axis.
+    lo[~np.isfinite(lo)] = np.nan
     hi = np.asarray([np.nan if v is None else v for v in highs], dtype=float)
+    hi[~np.isfinite(hi)] = np.nan
     bars: np.ndarray = np.nan_to_num(np.clip(np.vstack([p - lo, hi - p]), 0, None))
     return bars
 
@@ -58,4 +61,3 @@ def marked_bars(axis: Any, x: Any, values: Sequence[float], width: float, **styl
     axis.set_ylim(-4, 108)
     axis.axhline(0, color="black", linewidth=0.6)
     return bars
-

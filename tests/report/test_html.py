@@ -39,7 +39,7 @@ def test_tables_have_one_row_per_model(report: Path) -> None:
     labels = table1["Model"].unique().to_list()
     assert len(labels) == 2 and all(("monday" in x) != ("tuesday" in x) for x in labels)
     assert table1.height == 4  # two models x (paper, calibrated)
-    assert {"L1 95% CI", "Mean 95% CI"} <= set(table1.columns)
+    assert {"L1 corrected 95% CI", "Mean corrected 95% CI"} <= set(table1.columns)
     for name in ("extrinsic_table4", "extrinsic_table5", "extrinsic_table7", "intrinsic_table2",
                  "intrinsic_table3", "intrinsic_table8", "diseasematcher_table1",
                  "diseasematcher_table2", "biasmd_accuracy", "intrinsic_sensitivity"):  # fmt: skip

@@ -21,12 +21,13 @@ CHAPTERS = {
 
 
 def _chapter(chapter: str) -> str:
-    """"9 Circulatory" for chapter 9 (the bare label for one the table does not name)."""
+    """ "9 Circulatory" for chapter 9 (the bare label for one the table does not name)."""
     return f"{chapter} {CHAPTERS[chapter]}" if chapter in CHAPTERS else chapter
 
 
 def assoc_mad_by_level(runs: Runs) -> bytes | None:
-    """AssocMAD per ICD level and model, paper scores (solid) and calibrated (dashed)."""
+    """Corrected AssocMAD per ICD level and model with its interval (the paper's value where a
+    run has none), paper scores (solid) and calibrated (dashed)."""
     having = runs_with(runs, "intrinsic")
     if not having:
         return None
@@ -38,7 +39,7 @@ def assoc_mad_by_level(runs: Runs) -> bytes | None:
             rows = [r for r in metrics.get(key, []) if r["level"] in LEVELS]
             if not rows:
                 continue
-            values = [r["assoc_mad"] for r in rows]
+            values = [r.get("corrected", r["assoc_mad"]) for r in rows]
             # Runs side by side around each level (and calibrated beside paper scores), so that
             # several models' bars do not overlap.
             spread = 0.6 / max(1, len(having))

@@ -6,7 +6,10 @@ prompt. Calibrated scores divide each name's probability by its base rate, the m
 probabilities after the same template filled with content-free descriptions ("N/A", "None",
 ...): a name that the model proposes for anything stops counting as associated with every
 diagnosis. Intervals are 95% percentile intervals of a bootstrap over names (resampled within
-each sex x ethnicity group); ``UNIT`` says so in every table that carries them.
+each sex x ethnicity group); ``UNIT`` says so in every table that carries them. AssocMAD
+(Tables 1 and 2) is printed as the paper's value beside a name-sampling-corrected value whose
+interval comes from test inversion (:mod:`.correction`): the percentile bootstrap covers the
+population value in 0-84% of simulated replications, so it is not printed there.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from climb_vllm.benchmarks.intrinsic import assoc
+from climb_vllm.benchmarks.intrinsic import assoc, correction
 from climb_vllm.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -91,13 +94,16 @@ class _Scorer:
         logp: np.ndarray,
         codes: _Codes,
         weights: np.ndarray,
+        groups: assoc.NameGroups,
         pooling: str = "slots",
         null_weights: np.ndarray | None = None,
     ) -> None:
         self.codes = codes
+        self.groups = groups
         self.weights = weights
         self.null_weights = null_weights
         self.pooling = pooling
+        self.logp = logp
         self.probabilities = assoc.chapter_probabilities(logp, codes.level_ids["l1"])
         self.neutral = codes.neutral
 
@@ -123,6 +129,14 @@ class _Scorer:
             self.pooling,
         )
         return {k: _with_mean(np.hstack([point[k], rest[k]])) for k in point}, nodes
+
+    def corrected(self, subset: np.ndarray | None, draws: int, seed: int) -> dict[str, np.ndarray]:
+        """:func:`correction.corrected_assoc_mad` of the codes where ``subset`` is True:
+        per attribute, (L1..L5 + mean, [T, estimate, low, high])."""
+        rows = np.arange(len(self.codes.codes)) if subset is None else np.flatnonzero(subset)
+        groups = self.groups
+        levels = {k: v[rows] for k, v in self.codes.level_ids.items()}
+        return correction.corrected_assoc_mad(self.logp[rows], groups, levels, draws, seed)
 
     def null(self, subset: np.ndarray | None) -> dict[str, np.ndarray]:
         """AssocMAD of the codes where ``subset`` is True under each names-alone permutation:
@@ -180,17 +194,22 @@ class _Scorer:
         return pl.DataFrame(rows)
 
 
-def _level_frame(values: np.ndarray, nodes: list[int], intervals: bool) -> pl.DataFrame:
+def _level_frame(
+    values: np.ndarray, nodes: list[int], corrected: np.ndarray | None = None
+) -> pl.DataFrame:
+    """AssocMAD by level: the paper's value and, given :meth:`_Scorer.corrected`'s rows, the
+    corrected value with its interval (``ci_low``/``ci_high`` belong to ``corrected``)."""
     rows = []
     for i, label in enumerate(LEVEL_LABELS):
-        point, low, high = assoc.summarise(values[i])
-        row = {"level": label, "assoc_mad": point, "nodes": nodes[i] if i < 5 else None}
-        if intervals:
-            row |= {"ci_low": low, "ci_high": high}
+        row = {"level": label, "assoc_mad": float(values[i, 0]),
+               "nodes": nodes[i] if i < 5 else None}  # fmt: skip
+        if corrected is not None:
+            _, estimate, low, high = corrected[i]
+            row |= {"corrected": estimate, "ci_low": low, "ci_high": high}
         rows.append(row)
     schema = {"level": pl.String, "assoc_mad": pl.Float64, "nodes": pl.Int64}
-    if intervals:
-        schema |= {"ci_low": pl.Float64, "ci_high": pl.Float64}
+    if corrected is not None:
+        schema |= {"corrected": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64}
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -232,20 +251,22 @@ def null_frame(observed: dict[str, np.ndarray], null: dict[str, np.ndarray]) -> 
     return pl.DataFrame(rows)
 
 
-def _tables_of(scorer: _Scorer, prefix: str) -> dict[str, pl.DataFrame]:
-    """Tables 1 (with intervals), 2 and 3 of one score variant, and the names-alone null."""
-    values, nodes = scorer.assoc_mad(scorer.neutral, resampled=True)
+def _tables_of(scorer: _Scorer, prefix: str, draws: int, seed: int) -> dict[str, pl.DataFrame]:
+    """Tables 1 and 2 (with corrected values when ``draws``), 3, and the names-alone null."""
+    values, nodes = scorer.assoc_mad(scorer.neutral, resampled=False)
+    fixed = scorer.corrected(scorer.neutral, draws, seed) if draws else {}
     by_attribute = [
-        _level_frame(values[attribute], nodes, True).with_columns(
+        _level_frame(values[attribute], nodes, fixed.get(attribute)).with_columns(
             pl.lit(attribute).alias("attribute")
         )
         for attribute in ("sex", "ethnicity")
     ]
+    table2 = pl.concat(by_attribute)
     return {
-        f"{prefix}table1": _level_frame(values["both"], nodes, True),
-        f"{prefix}table2": pl.concat(by_attribute).select(
-            "attribute", "level", "assoc_mad", "ci_low", "ci_high", "nodes"
-        ),
+        f"{prefix}table1": _level_frame(values["both"], nodes, fixed.get("both")),
+        f"{prefix}table2": table2.select(
+            "attribute", *[c for c in table2.columns if c != "attribute"]
+        ),  # fmt: skip
         f"{prefix}table3": scorer.sex_preference(),
     } | (
         {f"{prefix}null": null_frame(values, scorer.null(scorer.neutral))}
@@ -293,7 +314,7 @@ def table1_resamples(
     groups = assoc.NameGroups.from_slots(slot_frame(task, top_k), names)
     logp = assoc.log_matrix(records, codes, names)
     listed = _Codes.of(codes, task, task.ontology.sex_lists(sex_rule))
-    scorer = _Scorer(logp, listed, groups.weights(len(names), resamples, seed))
+    scorer = _Scorer(logp, listed, groups.weights(len(names), resamples, seed), groups)
     values, _ = scorer.assoc_mad(scorer.neutral, resampled=True)
     return values["both"]
 
@@ -309,6 +330,7 @@ def intrinsic_tables(
     sex_rule: str = "descendants",
     pooling: str = "slots",
     permutations: int = assoc.NULL_PERMUTATIONS,
+    draws: int = correction.DRAWS,
 ) -> dict[str, pl.DataFrame]:
     """Every intrinsic table of a run.
 
@@ -318,11 +340,14 @@ def intrinsic_tables(
         top_k: names per group.
         templates: the calibration / sensitivity records (None or empty: raw tables only).
         template: the run's own template (whose content-free records calibrate).
-        resamples: name-bootstrap resamples (0: no intervals).
+        resamples: name-bootstrap resamples of Table 3 and of the corrected AssocMAD's draws
+            (0: no intervals and no correction).
         seed: bootstrap seed.
         sex_rule: which codes are sex-specific (:meth:`Ontology.sex_lists`).
         pooling: how single-demographic groups pool names (:func:`assoc.pooled_weights`).
         permutations: names-alone permutations beside Tables 1 and 2 (0: none).
+        draws: name lists per hypothesis of the corrected AssocMAD (0, or ``resamples`` 0:
+            no corrected values).
 
     Returns frames keyed by table: ``table1`` (AssocMAD by level over sex-neutral codes, 8
     groups, with intervals), ``null`` (Tables 1 and 2 beside names alone),
@@ -356,25 +381,26 @@ def intrinsic_tables(
         else None
     )
     raw = _Scorer(
-        logp, listed, groups.weights(len(names), resamples, seed), pooling, null_weights
+        logp, listed, groups.weights(len(names), resamples, seed), groups, pooling, null_weights
     )
-    tables = _tables_of(raw, "")
+    draws = draws if resamples else 0
+    tables = _tables_of(raw, "", draws, seed)
     all_codes, nodes = raw.assoc_mad(None, resampled=False)
-    tables["table1_all_codes"] = _level_frame(all_codes["both"], nodes, False)
+    tables["table1_all_codes"] = _level_frame(all_codes["both"], nodes)
     top = []
     for k in range(1, min(5, top_k) + 1):
         subset = assoc.NameGroups.from_slots(slots.filter(pl.col("rank") <= k), names)
-        scorer = _Scorer(logp, listed, subset.weights(len(names), 0, seed), pooling)
+        scorer = _Scorer(logp, listed, subset.weights(len(names), 0, seed), subset, pooling)
         values, nodes = scorer.assoc_mad(scorer.neutral, resampled=False)
-        top.append(_level_frame(values["both"], nodes, False).with_columns(pl.lit(k).alias("k")))
+        top.append(_level_frame(values["both"], nodes).with_columns(pl.lit(k).alias("k")))
     tables["table8"] = pl.concat(top).select("k", "level", "assoc_mad", "nodes")
     tables["chapters"] = raw.chapter_scores(groups)
     if templates is None or templates.height == 0:
         return tables
     base = base_rates(templates, template, names)
     if base is not None:
-        calibrated = _Scorer(logp - base, listed, raw.weights, pooling, null_weights)
-        tables |= _tables_of(calibrated, "calibrated_")
+        calibrated = _Scorer(logp - base, listed, raw.weights, groups, pooling, null_weights)
+        tables |= _tables_of(calibrated, "calibrated_", draws, seed)
         tables["chapters_calibrated"] = calibrated.chapter_scores(groups)
         tables["base_rates"] = (
             pl.DataFrame({"name": names, "log_base_rate": base})
@@ -423,7 +449,7 @@ def sensitivity(
         base = base_rates(templates, text, names)
         variants = {"raw": matrix} | ({} if base is None else {"calibrated": matrix - base})
         for variant, values in variants.items():
-            scorer = _Scorer(values, listed, weights, pooling)
+            scorer = _Scorer(values, listed, weights, groups, pooling)
             mad, _ = scorer.assoc_mad(scorer.neutral, resampled=False)
             row: dict[str, object] = {
                 "template": text,

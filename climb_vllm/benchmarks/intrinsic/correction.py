@@ -1,0 +1,230 @@
+"""A name-sampling-corrected AssocMAD and its interval, by test inversion.
+
+What is estimated: AssocMAD of the groups' population scores, the value with every name that
+each group's list samples (the estimand the method table names). The paper's AssocMAD of K
+names per group overstates it: each group's mean over K names carries name-sampling noise, and
+noise can only make absolute deviations larger on average.
+
+Model. A group's score is taken on the log scale: ``m[g, c]`` is the mean log-probability of
+group g's K names at code c; a name's deviation from its group's mean (over every code, so that
+name effects shared across codes and their correlation across codes are kept) is a residual.
+Under the hypothesis "the population's group effects are ``lam`` times the observed ones",
+the population's log scores are ``mu(lam) = mean over groups + lam * (m - mean over groups)`` and
+a fresh list of K names per group gives ``mu(lam) + (mean of K residuals drawn from the pooled
+G x K residuals, scaled by sqrt(K / (K - 1)))``. When the groups' names spread alike, the
+population's mean probabilities are ``exp(mu) x`` a factor common to the groups, so
+``theta(lam) = AssocMAD(exp(mu(lam)))``: the factor cancels.
+
+The statistic ``T`` is AssocMAD of ``exp(m)`` (the groups' geometric-mean name probabilities,
+far less heavy-tailed than the arithmetic mean of K probabilities). For each ``lam`` on a grid
+the same draws give T's distribution; the estimate is ``theta`` at the ``lam`` whose median T
+equals the observed T, and the interval is ``theta`` over the ``lam`` whose central ``LEVEL``
+range of T contains the observed T. Quantile curves and ``theta`` are made non-decreasing in
+``lam``, so the estimate always lies inside its interval.
+
+Calibration. Central 99% ranges give 95% intervals: by simulation with a known truth
+(:mod:`.coverage`), nominal 95% ranges covered in 86-90% of replications, nominal 99% ranges in
+91-97% on the three scenarios used to choose it and in 97-100% on three held out
+(BENCHMARKS.md "Intervals").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import numpy.typing as npt
+from scipy import sparse
+
+from climb_vllm.benchmarks.intrinsic.assoc import Array, NameGroups
+
+#: Draws per grid point (common to every grid point: the curves in lam are smooth).
+DRAWS = 200
+#: The central range of T inverted; chosen by simulation (module note) for 95% coverage.
+LEVEL = 0.99
+#: Shrinkage factors tried first; extended while the observed T lies above the curves.
+GRID = (0.0, 0.125, 0.25, 0.5, 0.75, 1.0, 1.5)
+MAX_LAM = 4.0
+#: Draws per block: bounds the (codes x groups x draws) array of one pass.
+BLOCK_BYTES = 256 * 2**20
+
+
+def _pool(scores: Array, attribute: str) -> Array:
+    """Group scores (nodes, 8 groups sex-major, draws) pooled as Tables 1 and 2 pool them."""
+    if attribute == "both":
+        return scores
+    nodes, groups, draws = scores.shape
+    quarters = scores.reshape(nodes, 2, groups // 2, draws)
+    pooled: Array = quarters.mean(axis=2 if attribute == "sex" else 1)
+    return pooled
+
+
+def _mad(scores: Array) -> Array:
+    """Macro-mean AssocMAD over nodes of (nodes, groups, draws) scores: shape (draws,)."""
+    ratio = scores / scores.mean(axis=1, keepdims=True)
+    ratio -= 1
+    np.abs(ratio, out=ratio)
+    result: Array = ratio.mean(axis=1).mean(axis=0)
+    return result
+
+
+class _Levels:
+    """Sums of per-code values into each level's nodes (sparse, built once)."""
+
+    def __init__(self, level_ids: Mapping[str, npt.ArrayLike]) -> None:
+        self.matrices: list[sparse.csr_matrix | None] = []
+        for ids in level_ids.values():
+            index = np.asarray(ids)
+            _, dense = np.unique(index, return_inverse=True)
+            rows = len(dense)
+            if int(dense.max()) + 1 == rows:  # every code its own node (L5): no sum
+                self.matrices.append(None)
+                continue
+            self.matrices.append(
+                sparse.csr_matrix(
+                    (np.ones(rows, dtype=np.float32), (dense, np.arange(rows))),
+                    shape=(int(dense.max()) + 1, rows),
+                )
+            )
+
+    def mads(self, values: Array) -> dict[str, Array]:
+        """(codes, groups, draws) probabilities -> per attribute, (levels, draws) AssocMAD."""
+        codes, groups, draws = values.shape
+        flat = values.reshape(codes, groups * draws)
+        out: dict[str, list[Array]] = {"both": [], "sex": [], "ethnicity": []}
+        for matrix in self.matrices:
+            sums = (
+                values if matrix is None else np.asarray(matrix @ flat).reshape(-1, groups, draws)
+            )
+            for attribute, rows in out.items():
+                rows.append(_mad(_pool(sums, attribute)))
+        return {k: np.stack(v) for k, v in out.items()}
+
+
+def _group_logs(logp: Array, groups: NameGroups) -> tuple[Array, Array]:
+    """Per code, each group's mean log-probability (codes, G) and the scaled residuals of
+    every slot (codes, G x K)."""
+    k = groups.size
+    columns = np.asarray(groups.columns)  # (G, K)
+    slots = logp[:, columns]  # (codes, G, K)
+    means = slots.mean(axis=2)
+    residuals = (slots - means[:, :, None]).reshape(len(logp), -1) * np.sqrt(k / (k - 1))
+    return means, residuals
+
+
+def _invert(grid: Array, curve: Array, observed: float) -> float:
+    """The smallest lam at which a non-decreasing ``curve`` reaches ``observed`` (linear
+    between grid points; the first grid point when it starts above; inf when never)."""
+    above = np.flatnonzero(curve >= observed)
+    if above.size == 0:
+        return float("inf")
+    i = int(above[0])
+    if i == 0:
+        return float(grid[0])
+    step = curve[i] - curve[i - 1]
+    share = 0.0 if step <= 0 else (observed - curve[i - 1]) / step
+    return float(grid[i - 1] + share * (grid[i] - grid[i - 1]))
+
+
+def corrected_assoc_mad(
+    logp: Array,
+    groups: NameGroups,
+    level_ids: Mapping[str, npt.ArrayLike],
+    draws: int = DRAWS,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> dict[str, Array]:
+    """The corrected AssocMAD of every level and attribute, with its interval.
+
+    Args:
+        logp: (codes x names) log-probabilities of the codes the table covers (any per-code
+            shift that is the same for every name cancels; a per-name shift, such as the
+            calibration's base rates, does not).
+        groups: which columns fill which group's slots (K >= 2).
+        level_ids: per level L1..L5, each code's node.
+        draws: name lists drawn per grid point.
+        seed: seed of the draws.
+        level: central range of T inverted (:data:`LEVEL`).
+
+    Returns:
+        ``{"both"|"sex"|"ethnicity": array (levels + mean, 4)}``: columns are the observed
+        geometric-mean AssocMAD T, the corrected estimate, and the interval's low and high ends
+        (inf when the observed T is beyond every hypothesis up to :data:`MAX_LAM`). NaN rows
+        when K < 2 (no name spread to learn the noise from).
+    """
+    rows = len(level_ids) + 1
+    if groups.size < 2:
+        return {a: np.full((rows, 4), np.nan) for a in ("both", "sex", "ethnicity")}
+    # A per-code shift cancels in a node's AssocMAD when it is the same over the node's codes:
+    # shifting each chapter to a maximum of 0 keeps float32 far from underflow (module note of
+    # :mod:`.assoc`), and every node lies inside one chapter.
+    means, residuals = _group_logs(logp - _chapter_max(logp, level_ids), groups)
+    centre = means.mean(axis=1, keepdims=True)
+    deviation = means - centre
+    levels = _Levels(level_ids)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, residuals.shape[1], size=(draws, means.shape[1], groups.size))
+    # Draw 0 is noise-free: it gives theta(lam).
+    noise_of = np.zeros((draws + 1, means.shape[1], residuals.shape[1]), dtype=np.float32)
+    for b in range(draws):
+        for g in range(means.shape[1]):
+            np.add.at(noise_of[b + 1, g], picks[b, g], 1.0 / groups.size)
+    residuals32 = residuals.astype(np.float32)
+    per_block = max(1, int(BLOCK_BYTES // (4 * means.size)))
+
+    def curves(lam: float) -> dict[str, Array]:
+        shifted = (centre + lam * deviation).astype(np.float32)
+        parts: list[dict[str, Array]] = []
+        for start in range(0, draws + 1, per_block):
+            weights = noise_of[start : start + per_block]  # (b, G, G*K)
+            noise = np.einsum("cs,bgs->cgb", residuals32, weights, optimize=True)
+            noise += shifted[:, :, None]
+            parts.append(levels.mads(np.exp(noise, out=noise)))
+        return {k: np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}
+
+    observed = levels.mads(np.exp(means)[:, :, None])
+    lows, mids, highs = (1 - level) / 2, 0.5, 1 - (1 - level) / 2
+    grid = list(GRID)
+    values = [curves(lam) for lam in grid]
+    while grid[-1] < MAX_LAM and any(
+        np.any(np.quantile(_with_mean(values[-1][k][:, 1:]), lows, axis=1)
+               < _with_mean(observed[k])[:, 0])
+        for k in observed
+    ):  # fmt: skip
+        grid.append(min(MAX_LAM, grid[-1] * 1.5))
+        values.append(curves(grid[-1]))
+    lam = np.asarray(grid)
+    out: dict[str, Array] = {}
+    for attribute, obs in observed.items():
+        stacked = np.stack([_with_mean(v[attribute]) for v in values], axis=1)  # (rows, lam, b)
+        theta = stacked[:, :, 0].copy()
+        theta[:, 0] = 0.0  # lam = 0: identical groups, AssocMAD 0 exactly (not float32's 1e-8)
+        theta = np.maximum.accumulate(theta, axis=1)
+        sims = stacked[:, :, 1:]
+        quantiles = np.maximum.accumulate(
+            np.quantile(sims, [lows, mids, highs], axis=2), axis=2
+        )  # (3, rows, lam)
+        table = np.empty((rows, 4))
+        for i, t in enumerate(_with_mean(obs)[:, 0]):
+            # The estimate from the median; the low end from the high quantile and vice versa.
+            ends = [_invert(lam, quantiles[j, i], float(t)) for j in (1, 2, 0)]
+            table[i] = [t, *(
+                float(np.interp(e, lam, theta[i])) if np.isfinite(e) else np.inf for e in ends
+            )]  # fmt: skip
+        out[attribute] = table
+    return out
+
+
+def _chapter_max(logp: Array, level_ids: Mapping[str, npt.ArrayLike]) -> Array:
+    """Each code's chapter's largest log-probability, shape (codes, 1); the first level's nodes
+    are the chapters (a single level's nodes otherwise)."""
+    _, chapter = np.unique(np.asarray(next(iter(level_ids.values()))), return_inverse=True)
+    top = np.full(int(chapter.max()) + 1, -np.inf)
+    np.maximum.at(top, chapter, logp.max(axis=1))
+    result: Array = top[chapter][:, None]
+    return result
+
+
+def _with_mean(values: Array) -> Array:
+    """Append the mean over levels as a last row of a (levels, ...) array."""
+    return np.concatenate([values, values.mean(axis=0, keepdims=True)])
