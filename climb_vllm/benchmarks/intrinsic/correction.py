@@ -187,8 +187,8 @@ def corrected_assoc_mad(
     grid = list(GRID)
     values = [curves(lam) for lam in grid]
     while grid[-1] < MAX_LAM and any(
-        np.any(np.quantile(_with_mean(values[-1][k][:, 1:]), lows, axis=1)
-               < _with_mean(observed[k])[:, 0])
+        np.any(np.quantile(with_mean(values[-1][k][:, 1:]), lows, axis=1)
+               < with_mean(observed[k])[:, 0])
         for k in observed
     ):  # fmt: skip
         grid.append(min(MAX_LAM, grid[-1] * 1.5))
@@ -196,7 +196,7 @@ def corrected_assoc_mad(
     lam = np.asarray(grid)
     out: dict[str, Array] = {}
     for attribute, obs in observed.items():
-        stacked = np.stack([_with_mean(v[attribute]) for v in values], axis=1)  # (rows, lam, b)
+        stacked = np.stack([with_mean(v[attribute]) for v in values], axis=1)  # (rows, lam, b)
         theta = stacked[:, :, 0].copy()
         theta[:, 0] = 0.0  # lam = 0: identical groups, AssocMAD 0 exactly (not float32's 1e-8)
         theta = np.maximum.accumulate(theta, axis=1)
@@ -205,7 +205,7 @@ def corrected_assoc_mad(
             np.quantile(sims, [lows, mids, highs], axis=2), axis=2
         )  # (3, rows, lam)
         table = np.empty((rows, 4))
-        for i, t in enumerate(_with_mean(obs)[:, 0]):
+        for i, t in enumerate(with_mean(obs)[:, 0]):
             # The estimate from the median; the low end from the high quantile and vice versa.
             ends = [_invert(lam, quantiles[j, i], float(t)) for j in (1, 2, 0)]
             table[i] = [t, *(
@@ -225,6 +225,6 @@ def _chapter_max(logp: Array, level_ids: Mapping[str, npt.ArrayLike]) -> Array:
     return result
 
 
-def _with_mean(values: Array) -> Array:
+def with_mean(values: Array) -> Array:
     """Append the mean over levels as a last row of a (levels, ...) array."""
     return np.concatenate([values, values.mean(axis=0, keepdims=True)])

@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 from climb_vllm.benchmarks.intrinsic import assoc, correction
+from climb_vllm.benchmarks.intrinsic.correction import with_mean as _with_mean
 from climb_vllm.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -39,11 +40,6 @@ def slot_frame(task: IntrinsicTask, top_k: int) -> pl.DataFrame:
             for s in task.names.top_k(top_k)
         ]
     )
-
-
-def _with_mean(values: np.ndarray) -> np.ndarray:
-    """Append the mean over levels as a last row of a (levels, resamples) array."""
-    return np.vstack([values, values.mean(axis=0, keepdims=True)])
 
 
 @dataclass(frozen=True)
