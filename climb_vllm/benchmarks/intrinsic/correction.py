@@ -22,21 +22,28 @@ equals the observed T, and the interval is ``theta`` over the ``lam`` whose cent
 range of T contains the observed T. Quantile curves and ``theta`` are made non-decreasing in
 ``lam``, so the estimate always lies inside its interval.
 
+Cost. The test runs on at most :data:`MAX_CODES` codes (a seeded subset beyond; theta uses
+every code): name sampling, which the test measures, is shared by every code, so more codes add
+little, and the full release's corrections then take seconds.
+
 Calibration. Central 99% ranges give 95% intervals: by simulation with a known truth
 (:mod:`.coverage`), nominal 95% ranges covered in 86-90% of replications, nominal 99% ranges in
 91-97% on the three scenarios used to choose it and in 97-100% on three held out
-(BENCHMARKS.md "Intervals").
+(BENCHMARKS.md "Coverage of the intervals").
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import numpy.typing as npt
 from scipy import sparse
+from threadpoolctl import threadpool_limits
 
 from climb_vllm.benchmarks.intrinsic.assoc import Array, NameGroups
+from climb_vllm.core.processes import process_budget
 
 #: Draws per grid point (common to every grid point: the curves in lam are smooth).
 DRAWS = 200
@@ -45,7 +52,9 @@ LEVEL = 0.99
 #: Shrinkage factors tried first; extended while the observed T lies above the curves.
 GRID = (0.0, 0.125, 0.25, 0.5, 0.75, 1.0, 1.5)
 MAX_LAM = 4.0
-#: Draws per block: bounds the (codes x groups x draws) array of one pass.
+#: The most codes the test inverts on (a seeded random subset beyond; theta uses every code).
+MAX_CODES = 5_000
+#: Draws per block: bounds the (codes x groups x draws) arrays held at once.
 BLOCK_BYTES = 256 * 2**20
 
 
@@ -60,45 +69,97 @@ def _pool(scores: Array, attribute: str) -> Array:
 
 
 def _mad(scores: Array) -> Array:
-    """Macro-mean AssocMAD over nodes of (nodes, groups, draws) scores: shape (draws,)."""
-    ratio = scores / scores.mean(axis=1, keepdims=True)
-    ratio -= 1
-    np.abs(ratio, out=ratio)
-    result: Array = ratio.mean(axis=1).mean(axis=0)
+    """Macro-mean AssocMAD over nodes of (nodes, groups, draws) scores: shape (draws,).
+
+    ``scores`` is overwritten: the statistic is taken in place, in three passes over the array,
+    because these arrays are the largest of the computation (memory traffic is its cost).
+    """
+    mean = scores.mean(axis=1, keepdims=True)
+    scores -= mean
+    np.abs(scores, out=scores)
+    spread = scores.sum(axis=1)
+    spread /= mean[:, 0] * scores.shape[1]
+    # float64 accumulation: a float32 sum over ~100k nodes would drift by ~1e-4.
+    result: Array = spread.mean(axis=0, dtype=np.float64)
     return result
 
 
 class _Levels:
-    """Sums of per-code values into each level's nodes (sparse, built once)."""
+    """Sums of per-code values into each level's nodes (sparse, built once).
+
+    Levels nest in ICD-10-CM (each node of a level lies inside one node of the level above), so
+    each level is summed from the level below it, whose nodes are far fewer than the codes; a
+    level that does not nest is summed from the codes.
+    """
 
     def __init__(self, level_ids: Mapping[str, npt.ArrayLike]) -> None:
-        self.matrices: list[sparse.csr_matrix | None] = []
-        for ids in level_ids.values():
-            index = np.asarray(ids)
-            _, dense = np.unique(index, return_inverse=True)
-            rows = len(dense)
-            if int(dense.max()) + 1 == rows:  # every code its own node (L5): no sum
-                self.matrices.append(None)
-                continue
-            self.matrices.append(
-                sparse.csr_matrix(
-                    (np.ones(rows, dtype=np.float32), (dense, np.arange(rows))),
-                    shape=(int(dense.max()) + 1, rows),
+        ids = [np.unique(np.asarray(v), return_inverse=True)[1] for v in level_ids.values()]
+        #: Per level, finest first: (matrix, or None for "the same nodes"; True when summed from
+        #: the codes rather than from the finer level's nodes).
+        self.steps: list[tuple[sparse.csr_matrix | None, bool]] = []
+        finer: npt.NDArray[np.intp] | None = None
+        for dense in ids[::-1]:
+            source = None if finer is None else _parents(finer, dense)
+            rows = dense if source is None else source
+            from_codes = source is None
+            nodes = int(dense.max()) + 1
+            if len(rows) == nodes and np.array_equal(rows, np.arange(nodes)):
+                self.steps.append((None, from_codes))  # the same nodes: no sum
+            else:
+                self.steps.append(
+                    (
+                        sparse.csr_matrix(
+                            (np.ones(len(rows), dtype=np.float32), (rows, np.arange(len(rows)))),
+                            shape=(nodes, len(rows)),
+                        ),
+                        from_codes,
+                    )
                 )
-            )
+            finer = dense
 
     def mads(self, values: Array) -> dict[str, Array]:
-        """(codes, groups, draws) probabilities -> per attribute, (levels, draws) AssocMAD."""
+        """(codes, groups, draws) probabilities -> per attribute, (levels, draws) AssocMAD.
+
+        ``values`` is overwritten (see :func:`_mad`).
+        """
         codes, groups, draws = values.shape
-        flat = values.reshape(codes, groups * draws)
+        # Every level's sums first (the coarser levels hold far fewer nodes than the codes), so
+        # that taking a statistic in place cannot spoil a level still to be summed.
+        levels: list[Array] = []
+        finer = values
+        for matrix, from_codes in self.steps:
+            source = values if from_codes else finer
+            if matrix is None:
+                sums = source.copy() if any(source is done for done in levels) else source
+            else:
+                flat = source.reshape(source.shape[0], groups * draws)
+                sums = np.asarray(matrix @ flat).reshape(-1, groups, draws)
+            levels.append(sums)
+            finer = sums
         out: dict[str, list[Array]] = {"both": [], "sex": [], "ethnicity": []}
-        for matrix in self.matrices:
-            sums = (
-                values if matrix is None else np.asarray(matrix @ flat).reshape(-1, groups, draws)
-            )
-            for attribute, rows in out.items():
-                rows.append(_mad(_pool(sums, attribute)))
+        for sums in levels[::-1]:  # the tables list levels coarsest first
+            _all_mads(sums, out)
         return {k: np.stack(v) for k, v in out.items()}
+
+
+def _all_mads(sums: Array, out: dict[str, list[Array]]) -> None:
+    """Append each attribute's AssocMAD of one level's (nodes, groups, draws) sums to ``out``;
+    the pooled attributes first, since the last one overwrites ``sums``."""
+    for attribute in ("sex", "ethnicity"):
+        out[attribute].append(_mad(_pool(sums, attribute)))
+    out["both"].append(_mad(sums))
+
+
+def _parents(
+    finer: npt.NDArray[np.intp], coarser: npt.NDArray[np.intp]
+) -> npt.NDArray[np.intp] | None:
+    """Each finer node's coarser node when every finer node lies in one coarser node (per-code
+    ids ``finer`` and ``coarser``), else None."""
+    parent = np.full(int(finer.max()) + 1, -1, dtype=np.intp)
+    parent[finer] = coarser
+    if np.array_equal(parent[finer], coarser) and bool(np.all(parent >= 0)):
+        return parent
+    return None
 
 
 def _group_logs(logp: Array, groups: NameGroups) -> tuple[Array, Array]:
@@ -133,6 +194,7 @@ def corrected_assoc_mad(
     draws: int = DRAWS,
     seed: int = 0,
     level: float = LEVEL,
+    max_codes: int = MAX_CODES,
 ) -> dict[str, Array]:
     """The corrected AssocMAD of every level and attribute, with its interval.
 
@@ -143,8 +205,9 @@ def corrected_assoc_mad(
         groups: which columns fill which group's slots (K >= 2).
         level_ids: per level L1..L5, each code's node.
         draws: name lists drawn per grid point.
-        seed: seed of the draws.
+        seed: seed of the draws (and of the codes the test uses, beyond ``max_codes``).
         level: central range of T inverted (:data:`LEVEL`).
+        max_codes: the most codes the test inverts on (:data:`MAX_CODES`).
 
     Returns:
         ``{"both"|"sex"|"ethnicity": array (levels + mean, 4)}``: columns are the observed
@@ -161,46 +224,67 @@ def corrected_assoc_mad(
     means, residuals = _group_logs(logp - _chapter_max(logp, level_ids), groups)
     centre = means.mean(axis=1, keepdims=True)
     deviation = means - centre
-    levels = _Levels(level_ids)
+    every = _Levels(level_ids)
     rng = np.random.default_rng(seed)
+    # The test may use a random subset of the codes: it stays exact (T is computed on the same
+    # codes for the observation and every draw), and name sampling, which the draws mimic, is
+    # shared by every code, so more codes add little to what the test learns about lam.
+    test = (
+        np.sort(rng.choice(len(logp), max_codes, replace=False))
+        if len(logp) > max_codes
+        else np.arange(len(logp))
+    )
+    tested = _Levels({k: np.asarray(v)[test] for k, v in level_ids.items()})
+    residuals32 = residuals[test].astype(np.float32)
     picks = rng.integers(0, residuals.shape[1], size=(draws, means.shape[1], groups.size))
-    # Draw 0 is noise-free: it gives theta(lam).
-    noise_of = np.zeros((draws + 1, means.shape[1], residuals.shape[1]), dtype=np.float32)
+    noise_of = np.zeros((draws, means.shape[1], residuals.shape[1]), dtype=np.float32)
     for b in range(draws):
         for g in range(means.shape[1]):
-            np.add.at(noise_of[b + 1, g], picks[b, g], 1.0 / groups.size)
-    residuals32 = residuals.astype(np.float32)
-    per_block = max(1, int(BLOCK_BYTES // (4 * means.size)))
+            np.add.at(noise_of[b, g], picks[b, g], 1.0 / groups.size)
+    # Blocks of draws run on every usable CPU (numpy and scipy release the GIL in these loops);
+    # together they hold at most BLOCK_BYTES of (codes x groups x draws) values.
+    workers = process_budget()
+    size = 4 * residuals32.shape[0] * means.shape[1]
+    per_block = max(1, min(-(-draws // workers), BLOCK_BYTES // workers // size))
+    starts = range(0, draws, per_block)
+
+    def block(shifted: Array, start: int) -> dict[str, Array]:
+        weights = noise_of[start : start + per_block]  # (b, G, G*K)
+        b = weights.shape[0]
+        # One matrix product straight into (codes, groups, draws) order: no transposed copies.
+        mixing = weights.transpose(2, 1, 0).reshape(residuals32.shape[1], -1)
+        noise = (residuals32 @ mixing).reshape(len(residuals32), -1, b)
+        noise += shifted[:, :, None]
+        return tested.mads(np.exp(noise, out=noise))
 
     def curves(lam: float) -> dict[str, Array]:
-        shifted = (centre + lam * deviation).astype(np.float32)
-        parts: list[dict[str, Array]] = []
-        for start in range(0, draws + 1, per_block):
-            weights = noise_of[start : start + per_block]  # (b, G, G*K)
-            noise = np.einsum("cs,bgs->cgb", residuals32, weights, optimize=True)
-            noise += shifted[:, :, None]
-            parts.append(levels.mads(np.exp(noise, out=noise)))
+        shifted = (centre[test] + lam * deviation[test]).astype(np.float32)
+        parts = list(pool.map(lambda start: block(shifted, start), starts))
         return {k: np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}
 
-    observed = levels.mads(np.exp(means)[:, :, None])
+    observed = tested.mads(np.exp(means[test])[:, :, None])
     lows, mids, highs = (1 - level) / 2, 0.5, 1 - (1 - level) / 2
     grid = list(GRID)
-    values = [curves(lam) for lam in grid]
-    while grid[-1] < MAX_LAM and any(
-        np.any(np.quantile(with_mean(values[-1][k][:, 1:]), lows, axis=1)
-               < with_mean(observed[k])[:, 0])
-        for k in observed
-    ):  # fmt: skip
-        grid.append(min(MAX_LAM, grid[-1] * 1.5))
-        values.append(curves(grid[-1]))
+    # One BLAS thread per worker: the workers already use every CPU.
+    with ThreadPoolExecutor(workers) as pool, threadpool_limits(1, user_api="blas"):
+        values = [curves(lam) for lam in grid]
+        while grid[-1] < MAX_LAM and any(
+            np.any(np.quantile(with_mean(values[-1][k]), lows, axis=1)
+                   < with_mean(observed[k])[:, 0])
+            for k in observed
+        ):  # fmt: skip
+            grid.append(min(MAX_LAM, grid[-1] * 1.5))
+            values.append(curves(grid[-1]))
     lam = np.asarray(grid)
+    # theta(lam) on every code, in float64: AssocMAD of the hypothesis' population scores.
+    thetas = [every.mads(np.exp(centre + x * deviation)[:, :, None]) for x in grid]
+    reported = every.mads(np.exp(means)[:, :, None])
     out: dict[str, Array] = {}
     for attribute, obs in observed.items():
-        stacked = np.stack([with_mean(v[attribute]) for v in values], axis=1)  # (rows, lam, b)
-        theta = stacked[:, :, 0].copy()
-        theta[:, 0] = 0.0  # lam = 0: identical groups, AssocMAD 0 exactly (not float32's 1e-8)
+        sims = np.stack([with_mean(v[attribute]) for v in values], axis=1)  # (rows, lam, b)
+        theta = np.stack([with_mean(t[attribute])[:, 0] for t in thetas], axis=1)
+        theta[:, 0] = 0.0  # lam = 0: identical groups, AssocMAD 0 exactly (not rounding's 1e-17)
         theta = np.maximum.accumulate(theta, axis=1)
-        sims = stacked[:, :, 1:]
         quantiles = np.maximum.accumulate(
             np.quantile(sims, [lows, mids, highs], axis=2), axis=2
         )  # (3, rows, lam)
@@ -208,7 +292,7 @@ def corrected_assoc_mad(
         for i, t in enumerate(with_mean(obs)[:, 0]):
             # The estimate from the median; the low end from the high quantile and vice versa.
             ends = [_invert(lam, quantiles[j, i], float(t)) for j in (1, 2, 0)]
-            table[i] = [t, *(
+            table[i] = [with_mean(reported[attribute])[i, 0], *(
                 float(np.interp(e, lam, theta[i])) if np.isfinite(e) else np.inf for e in ends
             )]  # fmt: skip
         out[attribute] = table

@@ -103,8 +103,8 @@ def sex_preference(runs: Runs) -> bytes | None:
     figure, axis = plt.subplots(figsize=(7.5, 3.8))
     width = 0.8 / len(having)
     for i, (label, metrics) in enumerate(having):
-        rows = [r for r in metrics.get("table3", []) if r["share"] is not None]
-        values = [100 * r["share"] for r in rows]
+        rows = [r for r in metrics.get("table3", []) if r.get("corrected") is not None]
+        values = [100 * r["corrected"] for r in rows]
         errors = error_bars(
             values,
             [None if r["ci_low"] is None else 100 * r["ci_low"] for r in rows],

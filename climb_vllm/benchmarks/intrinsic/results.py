@@ -5,11 +5,10 @@ Raw scores are the paper's: s(d, g) is the mean probability of group g's names a
 prompt. Calibrated scores divide each name's probability by its base rate, the mean of its
 probabilities after the same template filled with content-free descriptions ("N/A", "None",
 ...): a name that the model proposes for anything stops counting as associated with every
-diagnosis. Intervals are 95% percentile intervals of a bootstrap over names (resampled within
-each sex x ethnicity group); ``UNIT`` says so in every table that carries them. AssocMAD
-(Tables 1 and 2) is printed as the paper's value beside a name-sampling-corrected value whose
-interval comes from test inversion (:mod:`.correction`): the percentile bootstrap covers the
-population value in 0-84% of simulated replications, so it is not printed there.
+diagnosis. AssocMAD (Tables 1 and 2) and the sex-preference share (Table 3) are printed as the
+paper's value beside a name-sampling-corrected value with its 95% interval (:mod:`.correction`,
+:mod:`.preference`); the percentile bootstrap over names covered the population value in 0-87%
+of simulated replications, so it is printed nowhere.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from climb_vllm.benchmarks.intrinsic import assoc, correction
+from climb_vllm.benchmarks.intrinsic import assoc, correction, preference
 from climb_vllm.benchmarks.intrinsic.correction import with_mean as _with_mean
 from climb_vllm.core.errors import UserError
 
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
     from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask
     from climb_vllm.ontology import SexLists
 
-UNIT = "names resampled within each sex x ethnicity group"
 LEVEL_LABELS = ("L1", "L2", "L3", "L4", "L5", "mean")
 
 
@@ -150,15 +148,21 @@ class _Scorer:
         return {k: _with_mean(v) for k, v in values.items()}
 
     def sex_preference(self) -> pl.DataFrame:
+        """Table 3: per sex-specific list, the paper's share of codes whose own sex scores higher
+        and the name-sampling-corrected share with its interval (:mod:`.preference`;
+        ``ci_low``/``ci_high`` belong to ``corrected``)."""
         rows = []
         for label, members, own in (
             ("female-only", self.codes.female_rows, "FEMALE"),
             ("male-only", self.codes.male_rows, "MALE"),
         ):
-            values = assoc.sex_preference_resamples(
-                self.probabilities, members, own, self.weights, self.pooling
+            point = assoc.sex_preference_resamples(
+                self.probabilities, members, own, self.weights[:, :, :1], self.pooling
             )
-            share, low, high = assoc.summarise(values)
+            share = float(point[0])
+            fixed, low, high = preference.corrected_preference(
+                self.logp[members], self.groups, self.weights, own
+            )
             count = len(members)
             rows.append(
                 {
@@ -166,14 +170,16 @@ class _Scorer:
                     "codes": count,
                     "correct": round(share * count) if count else 0,
                     "share": share if count else None,
-                    "ci_low": low if count else None,
-                    "ci_high": high if count else None,
+                    "corrected": fixed if count and np.isfinite(fixed) else None,
+                    "ci_low": low if count and np.isfinite(low) else None,
+                    "ci_high": high if count and np.isfinite(high) else None,
                 }
             )
         return pl.DataFrame(
             rows,
             schema={"list": pl.String, "codes": pl.Int64, "correct": pl.Int64,
-                    "share": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64},
+                    "share": pl.Float64, "corrected": pl.Float64, "ci_low": pl.Float64,
+                    "ci_high": pl.Float64},
         )  # fmt: skip
 
     def chapter_scores(self, groups: assoc.NameGroups) -> pl.DataFrame:
@@ -200,7 +206,7 @@ def _level_frame(
         row = {"level": label, "assoc_mad": float(values[i, 0]),
                "nodes": nodes[i] if i < 5 else None}  # fmt: skip
         if corrected is not None:
-            _, estimate, low, high = corrected[i]
+            _, estimate, low, high = (None if np.isnan(v) else float(v) for v in corrected[i])
             row |= {"corrected": estimate, "ci_low": low, "ci_high": high}
         rows.append(row)
     schema = {"level": pl.String, "assoc_mad": pl.Float64, "nodes": pl.Int64}
@@ -388,8 +394,11 @@ def intrinsic_tables(
         subset = assoc.NameGroups.from_slots(slots.filter(pl.col("rank") <= k), names)
         scorer = _Scorer(logp, listed, subset.weights(len(names), 0, seed), subset, pooling)
         values, nodes = scorer.assoc_mad(scorer.neutral, resampled=False)
-        top.append(_level_frame(values["both"], nodes).with_columns(pl.lit(k).alias("k")))
-    tables["table8"] = pl.concat(top).select("k", "level", "assoc_mad", "nodes")
+        # K = 1 has no name spread to correct with: its corrected columns stay empty.
+        fixed = scorer.corrected(scorer.neutral, draws, seed).get("both") if draws else None
+        frame = _level_frame(values["both"], nodes, fixed)
+        top.append(frame.with_columns(pl.lit(k).alias("k")))
+    tables["table8"] = pl.concat(top).select("k", *top[0].columns[:-1])
     tables["chapters"] = raw.chapter_scores(groups)
     if templates is None or templates.height == 0:
         return tables
@@ -404,8 +413,9 @@ def intrinsic_tables(
             .sort("sex", "ethnicity", "rank")
         )
     tables["sensitivity"] = sensitivity(
-        logp, codes, names, task, groups, templates, template, sex, pooling
-    )
+        logp, codes, names, task, groups, templates, template, sex, pooling, resamples,
+        draws, seed,
+    )  # fmt: skip
     return tables
 
 
@@ -419,9 +429,14 @@ def sensitivity(
     template: str,
     sex: SexLists,
     pooling: str = "slots",
+    resamples: int = assoc.NAME_RESAMPLES,
+    draws: int = correction.DRAWS,
+    seed: int = 0,
 ) -> pl.DataFrame:
     """AssocMAD by level (sex-neutral codes, 8 groups) and sex-preference correctness of the
-    sensitivity sample under each template, raw and calibrated (point estimates).
+    sensitivity sample under each template, raw and calibrated: the paper's values and the
+    name-sampling-corrected ones with their intervals (``resamples`` and ``draws`` as in
+    :func:`intrinsic_tables`).
 
     The run's own template is evaluated on the same sample from the run's records, so every
     row of the table covers the same codes.
@@ -430,7 +445,7 @@ def sensitivity(
     sample = sample_rows["code"].unique(maintain_order=True).to_list()
     if not sample:
         return pl.DataFrame()
-    weights = groups.weights(len(names), 0, 0)
+    weights = groups.weights(len(names), resamples, seed)
     position = {c: i for i, c in enumerate(codes)}
     chosen = set(sample)
     sample = [c for c in codes if c in chosen]  # the run's order
@@ -446,15 +461,25 @@ def sensitivity(
         variants = {"raw": matrix} | ({} if base is None else {"calibrated": matrix - base})
         for variant, values in variants.items():
             scorer = _Scorer(values, listed, weights, groups, pooling)
-            mad, _ = scorer.assoc_mad(scorer.neutral, resampled=False)
+            mad, nodes = scorer.assoc_mad(scorer.neutral, resampled=False)
+            fixed = scorer.corrected(scorer.neutral, draws, seed).get("both") if draws else None
             row: dict[str, object] = {
                 "template": text,
                 "paper": index == 0,
                 "variant": variant,
                 "codes": len(sample),
             }
-            row |= {label: float(mad["both"][i, 0]) for i, label in enumerate(LEVEL_LABELS)}
+            for level in _level_frame(mad["both"], nodes, fixed).iter_rows(named=True):
+                label = level["level"]
+                row[label] = level["assoc_mad"]
+                if fixed is not None:
+                    row |= {f"{label} corrected": level["corrected"],
+                            f"{label} ci_low": level["ci_low"],
+                            f"{label} ci_high": level["ci_high"]}  # fmt: skip
             for pref in scorer.sex_preference().iter_rows(named=True):
                 row[f"{pref['list']} correct"] = pref["share"]
+                row |= {f"{pref['list']} corrected": pref["corrected"],
+                        f"{pref['list']} ci_low": pref["ci_low"],
+                        f"{pref['list']} ci_high": pref["ci_high"]}  # fmt: skip
             rows.append(row)
     return pl.DataFrame(rows)

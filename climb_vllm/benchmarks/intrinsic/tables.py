@@ -18,7 +18,6 @@ from climb_vllm.core.store import RunStore
 if TYPE_CHECKING:
     from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask
 
-UNIT_NOTE = "95% CI: bootstrap over names resampled within each sex x ethnicity group"
 CORRECTED_NOTE = (
     "Each level: the paper's AssocMAD, then the name-sampling-corrected AssocMAD (an estimate of "
     "the value over each group's population of names) with its 95% interval by test inversion"
@@ -35,12 +34,17 @@ TABLE_TITLES = {
     "table1_all_codes": "Table 1 (all scored codes, raw). AssocMAD by ICD level (point estimates)",
     "table2": "CLIMB Table 2. Single-demographic AssocMAD (names pooled by sex or by ethnicity). "
     f"{CORRECTED_NOTE}",
-    "table3": "CLIMB Table 3. Correctness of sex preference on sex-specific codes (%). "
-    f"{UNIT_NOTE}",
-    "table8": "CLIMB Table 8. AssocMAD with the top-K names per group (raw; point estimates)",
+    "table3": "CLIMB Table 3. Correctness of sex preference on sex-specific codes (%). Each list: "
+    "the paper's share, then the name-sampling-corrected share (an estimate of the share over "
+    "each group's population of names) with its 95% interval",
+    "table8": "CLIMB Table 8. AssocMAD with the top-K names per group (raw scores). "
+    f"{CORRECTED_NOTE} (none for K = 1: one name per group leaves no spread to correct with)",
     "sensitivity": "Template sensitivity: AssocMAD by level (sex-neutral codes of a stratified "
-    "sample, 8 groups) and sex-preference correctness (%) under each prompt template (point "
-    "estimates)",
+    "sample, 8 groups) under each prompt template, each the paper's value followed by the "
+    "name-sampling-corrected value and its 95% interval",
+    "sensitivity_preference": "Template sensitivity: sex-preference correctness (%) on the "
+    "sample's sex-specific codes under each prompt template, the paper's share followed by the "
+    "corrected share and its 95% interval",
 }
 LEVEL_COLUMNS = ("L1", "L2", "L3", "L4", "L5", "Mean")
 #: The CLIMB paper's intrinsic universe (its section 3.1); a release's own count may differ.
@@ -104,9 +108,10 @@ def method_frame(config: IntrinsicConfig, task: IntrinsicTask, calibrated: bool)
          f"on the log scale, {DRAWS} name lists drawn from the pooled residuals per hypothesis, "
          f"central {LEVEL:.0%} range (95% coverage by simulation); groups pooled by their "
          "means; assumes the groups' names spread alike. Wide with few names per group"),
-        ("Table 3 intervals", f"95% percentile bootstrap over names within groups "
-         f"({NAME_RESAMPLES} resamples): the spread of the resampled statistic, not an "
-         "interval for the population value"),
+        ("Table 3 intervals", f"corrected share: the codes' log ratios of the sexes' scores "
+         f"deconvolved of name noise, the names' shared shift from a bootstrap over names "
+         f"within groups ({NAME_RESAMPLES} resamples), 95% coverage by simulation; assumes the "
+         "sexes' names spread alike. Wide with few names per group"),
         ("Names-alone null", f"names permuted across the groups, group sizes kept "
          f"({NULL_PERMUTATIONS:,} permutations, the same for raw and calibrated scores)"),
     ]  # fmt: skip
@@ -122,9 +127,43 @@ def _levels_row(frame: pl.DataFrame) -> dict[str, Any]:
     for record in frame.iter_rows(named=True):
         label = "Mean" if record["level"] == "mean" else record["level"]
         row[label] = round(record["assoc_mad"], 4)
-        if record.get("corrected") is not None:
-            row[f"{label} corrected"] = round(record["corrected"], 4)
+        if "corrected" in record:  # None where K = 1 leaves nothing to correct with
+            fixed = record["corrected"]
+            row[f"{label} corrected"] = None if fixed is None else round(fixed, 4)
             row[f"{label} corrected 95% CI"] = interval_text(record["ci_low"], record["ci_high"])
+    return row
+
+
+def _sensitivity_row(model: str, record: dict[str, Any]) -> dict[str, Any]:
+    """One template and score variant of the sensitivity table as printed: each level's
+    AssocMAD and each list's share, each followed by its corrected value and interval (where
+    the run computed them)."""
+    row: dict[str, Any] = {
+        "Model": model,
+        "Template": record["template"],
+        "Paper's": "yes" if record["paper"] else "",
+        "Scores": "paper" if record["variant"] == "raw" else record["variant"],
+        "Codes": record["codes"],
+    }
+
+    def add(label: str, value: Any, stem: str, scale: float, digits: int) -> None:
+        """``label``: the paper's ``value``; then ``stem``'s corrected value and interval."""
+        row[label] = None if value is None else round(scale * value, digits)
+        if f"{stem} corrected" in record:
+            fixed = record[f"{stem} corrected"]
+            name = label.removesuffix(" correct (%)").removesuffix("-only")
+            unit = " (%)" if scale != 1 else ""
+            row[f"{name} corrected{unit}"] = None if fixed is None else round(scale * fixed, digits)
+            row[f"{name} corrected 95% CI"] = interval_text(
+                record[f"{stem} ci_low"], record[f"{stem} ci_high"], scale, 4 if scale == 1 else 1
+            )
+
+    for level in LEVEL_COLUMNS:
+        stem = level if level != "Mean" else "mean"
+        add(level, record[stem], stem, 1.0, 4)
+    for side in ("female-only", "male-only"):
+        if f"{side} correct" in record:
+            add(f"{side.capitalize()} correct (%)", record[f"{side} correct"], side, 100.0, 2)
     return row
 
 
@@ -194,8 +233,12 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
         for record in tables[f"{prefix}table3"].iter_rows(named=True):
             side = record["list"].split("-")[0].capitalize()
             share = record["share"]
+            fixed = record["corrected"]
             row[f"{side}-only correct (%)"] = None if share is None else round(100 * share, 2)
-            row[f"{side} 95% CI"] = interval_text(record["ci_low"], record["ci_high"], 100, 1)
+            row[f"{side} corrected (%)"] = None if fixed is None else round(100 * fixed, 2)
+            row[f"{side} corrected 95% CI"] = interval_text(
+                record["ci_low"], record["ci_high"], 100, 1
+            )
             row[f"{side}-only codes"] = record["codes"]
         rows.append(row)
     out["table3"] = pl.DataFrame(rows)
@@ -206,18 +249,14 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
         ]
     )
     if "sensitivity" in tables and tables["sensitivity"].height:
-        sens = tables["sensitivity"]
-        pct = [c for c in sens.columns if c.endswith(" correct")]
-        out["sensitivity"] = sens.select(
-            pl.lit(model).alias("Model"),
-            pl.col("template").alias("Template"),
-            pl.when(pl.col("paper")).then(pl.lit("yes")).otherwise(pl.lit("")).alias("Paper's"),
-            pl.col("variant").replace({"raw": "paper"}).alias("Scores"),
-            pl.col("codes").alias("Codes"),
-            *[pl.col(level if level != "Mean" else "mean").round(4).alias(level)
-              for level in LEVEL_COLUMNS],
-            *[(pl.col(c) * 100).round(2).alias(f"{c.capitalize()} (%)") for c in pct],
-        )  # fmt: skip
+        rows = [_sensitivity_row(model, r) for r in tables["sensitivity"].iter_rows(named=True)]
+        # Two tables: levels and sex preference side by side are wider than a page.
+        frame = pl.DataFrame(rows)
+        keys = ["Model", "Template", "Paper's", "Scores", "Codes"]
+        sexes = [c for c in frame.columns if c.startswith(("Female", "Male"))]
+        out["sensitivity"] = frame.drop(sexes)
+        if sexes:
+            out["sensitivity_preference"] = frame.select(*keys, *sexes)
     return out
 
 

@@ -153,3 +153,29 @@ def test_distinct_name_pooling_counts_a_name_once(run) -> None:  # type: ignore[
     shared = _slots(task).group_by("sex", "name").len().filter(pl.col("len") > 1).height
     assert shared > 0
     assert not slots["table2"]["assoc_mad"].equals(names["table2"]["assoc_mad"])
+
+
+def test_every_printed_interval_contains_the_estimate_beside_it(run) -> None:  # type: ignore[no-untyped-def]
+    from climb_vllm.benchmarks.intrinsic.tables import paper_layout
+
+    task, records, templates = run
+    tables = intrinsic_tables(records, task, 5, templates, DEFAULT_TEMPLATE, resamples=40, draws=40)
+    layout = paper_layout(tables, "m")
+    checked = 0
+    for key in ("table1", "table2", "table3", "table8", "sensitivity", "sensitivity_preference"):
+        frame = layout[key]
+        for column in [c for c in frame.columns if c.endswith(" corrected 95% CI")]:
+            stem = column.removesuffix(" 95% CI")
+            estimate = stem if stem in frame.columns else f"{stem} (%)"
+            for value, text in zip(frame[estimate], frame[column]):
+                if value is None:
+                    assert text == "n/a"
+                    continue
+                low, high = (float(x) for x in text.strip("[]").split(","))
+                assert low <= value <= high, (key, column, value, text)
+                checked += 1
+    # Levels: Table 1 (2 rows), 2 (4), 8 (K = 2..5) and the sensitivity (4), 6 each; lists:
+    # Table 3 (2 rows) and the sensitivity (4), 2 each.
+    assert checked == (2 + 4 + 4 + 4) * 6 + (2 + 4) * 2
+    assert "L1 corrected" in layout["sensitivity"].columns
+    assert "Female corrected (%)" in layout["sensitivity_preference"].columns
