@@ -81,6 +81,22 @@ class SexLists:
         return self.female | self.male | self.mixed
 
 
+#: Short names of the ICD-10-CM chapters (the release's L1 nodes are their numbers).
+CHAPTER_NAMES = {
+    "1": "Infectious", "2": "Neoplasms", "3": "Blood, immune", "4": "Endocrine, metabolic",
+    "5": "Mental", "6": "Nervous system", "7": "Eye", "8": "Ear", "9": "Circulatory",
+    "10": "Respiratory", "11": "Digestive", "12": "Skin", "13": "Musculoskeletal",
+    "14": "Genitourinary", "15": "Pregnancy", "16": "Perinatal", "17": "Congenital",
+    "18": "Symptoms, signs", "19": "Injury, poisoning", "20": "External causes",
+    "21": "Health services", "22": "Special purposes",
+}  # fmt: skip
+
+
+def chapter_name(chapter: str) -> str:
+    """ "9 Circulatory" for chapter 9 (the bare label for one the table does not name)."""
+    return f"{chapter} {CHAPTER_NAMES[chapter]}" if chapter in CHAPTER_NAMES else chapter
+
+
 def dotted_code(code: str) -> str:
     """A code in the release's dotted form: "e119" -> "E11.9"; "I10" stays."""
     code = code.strip().upper()

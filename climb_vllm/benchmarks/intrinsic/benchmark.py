@@ -177,6 +177,7 @@ class IntrinsicBenchmark:
                 "names per group is drawn towards 50% by name noise.",
             ),
             ReportTable("table8", T["table8"], 70),
+            ReportTable("chapter_assoc", T["chapter_assoc"], 80, outside),
             ReportTable("sensitivity", T["sensitivity"], 110),
             ReportTable("sensitivity_preference", T["sensitivity_preference"], 111),
             ReportTable("table1_all_codes", T["table1_all_codes"], 120),

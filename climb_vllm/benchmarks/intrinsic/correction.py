@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +55,8 @@ GRID = (0.0, 0.125, 0.25, 0.5, 0.75, 1.0, 1.5)
 MAX_LAM = 4.0
 #: The most codes the test inverts on (a seeded random subset beyond; theta uses every code).
 MAX_CODES = 5_000
+#: The fewest codes of each first-level node (chapter) in that subset.
+NODE_CODES = 50
 #: Draws per block: bounds the (codes x groups x draws) arrays held at once.
 BLOCK_BYTES = 256 * 2**20
 
@@ -68,8 +71,8 @@ def _pool(scores: Array, attribute: str) -> Array:
     return pooled
 
 
-def _mad(scores: Array) -> Array:
-    """Macro-mean AssocMAD over nodes of (nodes, groups, draws) scores: shape (draws,).
+def _node_mads(scores: Array) -> Array:
+    """Each node's AssocMAD of (nodes, groups, draws) scores: shape (nodes, draws).
 
     ``scores`` is overwritten: the statistic is taken in place, in three passes over the array,
     because these arrays are the largest of the computation (memory traffic is its cost).
@@ -77,10 +80,16 @@ def _mad(scores: Array) -> Array:
     mean = scores.mean(axis=1, keepdims=True)
     scores -= mean
     np.abs(scores, out=scores)
-    spread = scores.sum(axis=1)
+    spread: Array = scores.sum(axis=1)
     spread /= mean[:, 0] * scores.shape[1]
+    return spread
+
+
+def _mad(scores: Array) -> Array:
+    """Macro-mean AssocMAD over nodes of (nodes, groups, draws) scores: shape (draws,);
+    ``scores`` is overwritten (:func:`_node_mads`)."""
     # float64 accumulation: a float32 sum over ~100k nodes would drift by ~1e-4.
-    result: Array = spread.mean(axis=0, dtype=np.float64)
+    result: Array = _node_mads(scores).mean(axis=0, dtype=np.float64)
     return result
 
 
@@ -118,9 +127,10 @@ class _Levels:
             finer = dense
 
     def mads(self, values: Array) -> dict[str, Array]:
-        """(codes, groups, draws) probabilities -> per attribute, (levels, draws) AssocMAD.
+        """(codes, groups, draws) probabilities -> per attribute, (levels, draws) AssocMAD, and
+        under ``"nodes"`` each first-level node's AssocMAD of the 8 groups, (nodes, draws).
 
-        ``values`` is overwritten (see :func:`_mad`).
+        ``values`` is overwritten (see :func:`_node_mads`).
         """
         codes, groups, draws = values.shape
         # Every level's sums first (the coarser levels hold far fewer nodes than the codes), so
@@ -138,16 +148,14 @@ class _Levels:
             finer = sums
         out: dict[str, list[Array]] = {"both": [], "sex": [], "ethnicity": []}
         for sums in levels[::-1]:  # the tables list levels coarsest first
-            _all_mads(sums, out)
-        return {k: np.stack(v) for k, v in out.items()}
-
-
-def _all_mads(sums: Array, out: dict[str, list[Array]]) -> None:
-    """Append each attribute's AssocMAD of one level's (nodes, groups, draws) sums to ``out``;
-    the pooled attributes first, since the last one overwrites ``sums``."""
-    for attribute in ("sex", "ethnicity"):
-        out[attribute].append(_mad(_pool(sums, attribute)))
-    out["both"].append(_mad(sums))
+            # The pooled attributes first, since the last one overwrites ``sums``.
+            for attribute in ("sex", "ethnicity"):
+                out[attribute].append(_mad(_pool(sums, attribute)))
+            nodes = _node_mads(sums).astype(np.float64)
+            if not out["both"]:
+                first = nodes
+            out["both"].append(nodes.mean(axis=0))
+        return {k: np.stack(v) for k, v in out.items()} | {"nodes": first}
 
 
 def _parents(
@@ -210,14 +218,19 @@ def corrected_assoc_mad(
         max_codes: the most codes the test inverts on (:data:`MAX_CODES`).
 
     Returns:
-        ``{"both"|"sex"|"ethnicity": array (levels + mean, 4)}``: columns are the observed
+        ``{"both"|"sex"|"ethnicity": array (levels + mean, 4)}`` and ``{"nodes": array (first
+        level's nodes in sorted order, 4)}`` (each chapter's own AssocMAD of the 8 groups,
+        inverted on its own): columns are the observed
         geometric-mean AssocMAD T, the corrected estimate, and the interval's low and high ends
         (inf when the observed T is beyond every hypothesis up to :data:`MAX_LAM`). NaN rows
         when K < 2 (no name spread to learn the noise from).
     """
     rows = len(level_ids) + 1
     if groups.size < 2:
-        return {a: np.full((rows, 4), np.nan) for a in ("both", "sex", "ethnicity")}
+        first = len(np.unique(np.asarray(next(iter(level_ids.values())))))
+        return {a: np.full((rows, 4), np.nan) for a in ("both", "sex", "ethnicity")} | {
+            "nodes": np.full((first, 4), np.nan)
+        }
     # A per-code shift cancels in a node's AssocMAD when it is the same over the node's codes:
     # shifting each chapter to a maximum of 0 keeps float32 far from underflow (module note of
     # :mod:`.assoc`), and every node lies inside one chapter.
@@ -229,11 +242,7 @@ def corrected_assoc_mad(
     # The test may use a random subset of the codes: it stays exact (T is computed on the same
     # codes for the observation and every draw), and name sampling, which the draws mimic, is
     # shared by every code, so more codes add little to what the test learns about lam.
-    test = (
-        np.sort(rng.choice(len(logp), max_codes, replace=False))
-        if len(logp) > max_codes
-        else np.arange(len(logp))
-    )
+    test = _subset(rng, np.asarray(next(iter(level_ids.values()))), max_codes)
     tested = _Levels({k: np.asarray(v)[test] for k, v in level_ids.items()})
     residuals32 = residuals[test].astype(np.float32)
     picks = rng.integers(0, residuals.shape[1], size=(draws, means.shape[1], groups.size))
@@ -269,8 +278,8 @@ def corrected_assoc_mad(
     with ThreadPoolExecutor(workers) as pool, threadpool_limits(1, user_api="blas"):
         values = [curves(lam) for lam in grid]
         while grid[-1] < MAX_LAM and any(
-            np.any(np.quantile(with_mean(values[-1][k]), lows, axis=1)
-                   < with_mean(observed[k])[:, 0])
+            np.any(np.quantile(_rows(k, values[-1][k]), lows, axis=1)
+                   < _rows(k, observed[k])[:, 0])
             for k in observed
         ):  # fmt: skip
             grid.append(min(MAX_LAM, grid[-1] * 1.5))
@@ -281,22 +290,46 @@ def corrected_assoc_mad(
     reported = every.mads(np.exp(means)[:, :, None])
     out: dict[str, Array] = {}
     for attribute, obs in observed.items():
-        sims = np.stack([with_mean(v[attribute]) for v in values], axis=1)  # (rows, lam, b)
-        theta = np.stack([with_mean(t[attribute])[:, 0] for t in thetas], axis=1)
+        sims = np.stack([_rows(attribute, v[attribute]) for v in values], axis=1)  # (rows, lam, b)
+        theta = np.stack([_rows(attribute, t[attribute])[:, 0] for t in thetas], axis=1)
         theta[:, 0] = 0.0  # lam = 0: identical groups, AssocMAD 0 exactly (not rounding's 1e-17)
         theta = np.maximum.accumulate(theta, axis=1)
         quantiles = np.maximum.accumulate(
             np.quantile(sims, [lows, mids, highs], axis=2), axis=2
         )  # (3, rows, lam)
-        table = np.empty((rows, 4))
-        for i, t in enumerate(with_mean(obs)[:, 0]):
+        table = np.empty((len(theta), 4))
+        for i, t in enumerate(_rows(attribute, obs)[:, 0]):
             # The estimate from the median; the low end from the high quantile and vice versa.
             ends = [_invert(lam, quantiles[j, i], float(t)) for j in (1, 2, 0)]
-            table[i] = [with_mean(reported[attribute])[i, 0], *(
+            table[i] = [_rows(attribute, reported[attribute])[i, 0], *(
                 float(np.interp(e, lam, theta[i])) if np.isfinite(e) else np.inf for e in ends
             )]  # fmt: skip
         out[attribute] = table
     return out
+
+
+def _rows(key: str, values: Array) -> Array:
+    """The table's rows of one result of :meth:`_Levels.mads`: levels and their mean, or the
+    first level's nodes as they are."""
+    return values if key == "nodes" else with_mean(values)
+
+
+def _subset(
+    rng: np.random.Generator, first: npt.NDArray[Any], max_codes: int
+) -> npt.NDArray[np.intp]:
+    """Rows of the codes the test runs on: every code up to ``max_codes``; beyond, a seeded
+    random share of each first-level node's codes, at least :data:`NODE_CODES` of each (every
+    node keeps a statistic of its own)."""
+    if len(first) <= max_codes:
+        return np.arange(len(first), dtype=np.intp)
+    share = max_codes / len(first)
+    chosen = []
+    for node in np.unique(first):
+        members = np.flatnonzero(first == node)
+        take = min(len(members), max(NODE_CODES, int(np.ceil(share * len(members)))))
+        chosen.append(rng.choice(members, take, replace=False))
+    result: npt.NDArray[np.intp] = np.sort(np.concatenate(chosen))
+    return result
 
 
 def _chapter_max(logp: Array, level_ids: Mapping[str, npt.ArrayLike]) -> Array:

@@ -8,21 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from climb_vllm.core.plotting import LEVELS, Runs, error_bars, png, runs_with
-
-#: Short names of the ICD-10-CM chapters (the release's L1 nodes are their numbers).
-CHAPTERS = {
-    "1": "Infectious", "2": "Neoplasms", "3": "Blood, immune", "4": "Endocrine, metabolic",
-    "5": "Mental", "6": "Nervous system", "7": "Eye", "8": "Ear", "9": "Circulatory",
-    "10": "Respiratory", "11": "Digestive", "12": "Skin", "13": "Musculoskeletal",
-    "14": "Genitourinary", "15": "Pregnancy", "16": "Perinatal", "17": "Congenital",
-    "18": "Symptoms, signs", "19": "Injury, poisoning", "20": "External causes",
-    "21": "Health services", "22": "Special purposes",
-}  # fmt: skip
-
-
-def _chapter(chapter: str) -> str:
-    """ "9 Circulatory" for chapter 9 (the bare label for one the table does not name)."""
-    return f"{chapter} {CHAPTERS[chapter]}" if chapter in CHAPTERS else chapter
+from climb_vllm.ontology import chapter_name
 
 
 def assoc_mad_by_level(runs: Runs) -> bytes | None:
@@ -78,7 +64,7 @@ def chapter_heatmap(runs: Runs) -> bytes | None:
                 r["relative"]
             )
         image = axis.imshow(grid, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
-        axis.set_yticks(range(len(chapters)), [_chapter(c) for c in chapters], fontsize=7)
+        axis.set_yticks(range(len(chapters)), [chapter_name(c) for c in chapters], fontsize=7)
         axis.set_xticks(
             range(len(groups)), [f"{s.capitalize()} {e}" for s, e in groups], rotation=60,
             fontsize=7, ha="right",

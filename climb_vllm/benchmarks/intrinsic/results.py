@@ -182,6 +182,30 @@ class _Scorer:
                     "ci_high": pl.Float64},
         )  # fmt: skip
 
+    def chapter_assoc(self, subset: np.ndarray, corrected: np.ndarray | None) -> pl.DataFrame:
+        """Each chapter's own AssocMAD (8 groups) over the codes where ``subset`` is True: the
+        paper's value and, given :meth:`corrected`'s ``"nodes"`` rows, the corrected value with
+        its interval. Rows ``chapter, codes, assoc_mad, corrected, ci_low, ci_high``."""
+        rows = np.flatnonzero(subset)
+        ids = self.codes.level_ids["l1"][rows]
+        present, counts = np.unique(ids, return_counts=True)
+        sums = assoc.level_sums(self.probabilities[rows], {"l1": ids})["l1"]
+        scores = sums @ self.weights[:, :, 0]
+        paper = np.abs(scores / scores.mean(axis=1, keepdims=True) - 1).mean(axis=1)
+        out = []
+        for i, (node, count) in enumerate(zip(present, counts)):
+            row: dict[str, object] = {
+                "chapter": self.codes.chapters[int(node)],
+                "codes": int(count),
+                "assoc_mad": float(paper[i]),
+            }
+            if corrected is not None:
+                _, estimate, low, high = (None if np.isnan(v) else float(v) for v in corrected[i])
+                row |= {"corrected": estimate, "ci_low": low, "ci_high": high}
+            out.append(row)
+        # Chapters in their numbers' order (1, 2, ..., 10), as the figures show them.
+        return pl.DataFrame(sorted(out, key=lambda r: (len(str(r["chapter"])), r["chapter"])))
+
     def chapter_scores(self, groups: assoc.NameGroups) -> pl.DataFrame:
         """Each chapter's group score relative to the chapter's mean over groups (s / mu)."""
         sums = assoc.level_sums(self.probabilities, {"l1": self.codes.level_ids["l1"]})["l1"]
@@ -270,6 +294,7 @@ def _tables_of(scorer: _Scorer, prefix: str, draws: int, seed: int) -> dict[str,
             "attribute", *[c for c in table2.columns if c != "attribute"]
         ),  # fmt: skip
         f"{prefix}table3": scorer.sex_preference(),
+        f"{prefix}chapter_assoc": scorer.chapter_assoc(scorer.neutral, fixed.get("nodes")),
     } | (
         {f"{prefix}null": null_frame(values, scorer.null(scorer.neutral))}
         if scorer.null_weights is not None

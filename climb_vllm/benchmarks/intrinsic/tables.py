@@ -14,6 +14,7 @@ from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
 from climb_vllm.benchmarks.intrinsic.correction import DRAWS, LEVEL
 from climb_vllm.core.results import interval_text, metrics_json, to_markdown
 from climb_vllm.core.store import RunStore
+from climb_vllm.ontology import chapter_name
 
 if TYPE_CHECKING:
     from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask
@@ -37,6 +38,8 @@ TABLE_TITLES = {
     "table3": "CLIMB Table 3. Correctness of sex preference on sex-specific codes (%). Each list: "
     "the paper's share, then the name-sampling-corrected share (an estimate of the share over "
     "each group's population of names) with its 95% interval",
+    "chapter_assoc": "AssocMAD of each ICD-10-CM chapter on its own (sex-neutral codes, 8 "
+    f"groups). {CORRECTED_NOTE}",
     "table8": "CLIMB Table 8. AssocMAD with the top-K names per group (raw scores). "
     f"{CORRECTED_NOTE} (none for K = 1: one name per group leaves no spread to correct with)",
     "sensitivity": "Template sensitivity: AssocMAD by level (sex-neutral codes of a stratified "
@@ -131,6 +134,21 @@ def _levels_row(frame: pl.DataFrame) -> dict[str, Any]:
             fixed = record["corrected"]
             row[f"{label} corrected"] = None if fixed is None else round(fixed, 4)
             row[f"{label} corrected 95% CI"] = interval_text(record["ci_low"], record["ci_high"])
+    return row
+
+
+def _chapter_row(record: dict[str, Any]) -> dict[str, Any]:
+    """One chapter's AssocMAD as printed: the paper's value, then the corrected one and its
+    interval (where the run computed them)."""
+    row: dict[str, Any] = {
+        "Chapter": chapter_name(record["chapter"]),
+        "Sex-neutral codes": record["codes"],
+        "AssocMAD": round(record["assoc_mad"], 4),
+    }
+    if "corrected" in record:
+        fixed = record["corrected"]
+        row["AssocMAD corrected"] = None if fixed is None else round(fixed, 4)
+        row["AssocMAD corrected 95% CI"] = interval_text(record["ci_low"], record["ci_high"])
     return row
 
 
@@ -242,6 +260,15 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
             row[f"{side}-only codes"] = record["codes"]
         rows.append(row)
     out["table3"] = pl.DataFrame(rows)
+    chapters = [
+        pl.DataFrame(
+            [{"Model": model, "Scores": label} | _chapter_row(r)
+             for r in tables[f"{prefix}chapter_assoc"].iter_rows(named=True)]
+        )
+        for prefix, label in variants
+        if f"{prefix}chapter_assoc" in tables
+    ]  # fmt: skip
+    out["chapter_assoc"] = pl.concat(chapters, how="diagonal") if chapters else pl.DataFrame()
     out["table8"] = pl.DataFrame(
         [
             {"Model": model, "K": k} | _levels_row(part)

@@ -81,3 +81,49 @@ def test_corrected_interval_coverage_on_a_subset_of_the_codes() -> None:
     scenario = SCENARIOS[1]
     result = scenario_coverage(scenario, 150, codes=240, size=200, seed=12, max_codes=60)
     assert result[f"{scenario.name}_assoc_mad_corrected_coverage"] >= 0.88
+
+
+def test_each_chapter_is_inverted_on_its_own_statistic() -> None:
+    logp = _matrix(4, codes=160, effect=0.8)
+    codes = np.arange(len(logp))
+    ids = {"l1": codes // 40, "l5": codes}
+    nodes = correction.corrected_assoc_mad(logp, _groups(), ids, draws=40)["nodes"]
+    assert nodes.shape == (4, 4)
+    for chapter in range(4):
+        rows = slice(40 * chapter, 40 * (chapter + 1))
+        alone = correction.corrected_assoc_mad(logp[rows], _groups(), {"l1": codes[rows] // 40})
+        assert nodes[chapter, 0] == pytest.approx(alone["both"][0, 0], rel=1e-9)
+        _, estimate, low, high = nodes[chapter]
+        assert low <= estimate <= high
+
+
+def test_the_subset_keeps_codes_of_every_chapter() -> None:
+    first = np.repeat(np.arange(5), [4000, 3000, 60, 10, 2930])
+    rows = correction._subset(np.random.default_rng(0), first, 2000)
+    assert len(set(rows)) == len(rows) and np.all(np.diff(rows) > 0)
+    kept = np.bincount(first[rows], minlength=5)
+    assert kept.tolist()[2:4] == [50, 10]  # NODE_CODES = 50 of each, or all it has
+    assert 1900 <= kept.sum() <= 2000 + 5 * correction.NODE_CODES
+
+
+def test_chapter_interval_coverage() -> None:
+    # Each chapter's own AssocMAD (one node summing its codes) against its population value:
+    # 4 chapters x 100 replications of the "real" scenario.
+    from climb_vllm.benchmarks.intrinsic.coverage import GROUPS, K, _population
+
+    rng = np.random.default_rng(31)
+    codes, size = 160, 200
+    population = _population(rng, SCENARIOS[1], codes, size)
+    chapter = np.arange(codes) // 40
+    sums = np.stack([population.mean(axis=1)[:, chapter == c].sum(axis=1) for c in range(4)])
+    truth = np.abs(sums / sums.mean(axis=1, keepdims=True) - 1).mean(axis=1)
+    covered = total = 0
+    for k in range(100):
+        picks = [rng.choice(size, K, replace=False) for _ in range(GROUPS)]
+        matrix = np.concatenate([population[g, picks[g]].T for g in range(GROUPS)], axis=1)
+        nodes = correction.corrected_assoc_mad(
+            np.log(matrix), _groups(), {"l1": chapter, "l5": np.arange(codes)}, seed=k
+        )["nodes"]
+        covered += int(np.sum((nodes[:, 2] <= truth + 1e-9) & (truth <= nodes[:, 3])))
+        total += 4
+    assert covered / total >= 0.88

@@ -162,7 +162,8 @@ def test_every_printed_interval_contains_the_estimate_beside_it(run) -> None:  #
     tables = intrinsic_tables(records, task, 5, templates, DEFAULT_TEMPLATE, resamples=40, draws=40)
     layout = paper_layout(tables, "m")
     checked = 0
-    for key in ("table1", "table2", "table3", "table8", "sensitivity", "sensitivity_preference"):
+    for key in ("table1", "table2", "table3", "table8", "sensitivity", "sensitivity_preference",
+                "chapter_assoc"):  # fmt: skip
         frame = layout[key]
         for column in [c for c in frame.columns if c.endswith(" corrected 95% CI")]:
             stem = column.removesuffix(" 95% CI")
@@ -175,7 +176,9 @@ def test_every_printed_interval_contains_the_estimate_beside_it(run) -> None:  #
                 assert low <= value <= high, (key, column, value, text)
                 checked += 1
     # Levels: Table 1 (2 rows), 2 (4), 8 (K = 2..5) and the sensitivity (4), 6 each; lists:
-    # Table 3 (2 rows) and the sensitivity (4), 2 each.
-    assert checked == (2 + 4 + 4 + 4) * 6 + (2 + 4) * 2
+    # Table 3 (2 rows) and the sensitivity (4), 2 each; chapters: one each, raw and calibrated.
+    chapters = layout["chapter_assoc"]
+    assert chapters.height == 2 * len(set(chapters["Chapter"])) > 2
+    assert checked == (2 + 4 + 4 + 4) * 6 + (2 + 4) * 2 + chapters.height
     assert "L1 corrected" in layout["sensitivity"].columns
     assert "Female corrected (%)" in layout["sensitivity_preference"].columns
