@@ -131,10 +131,22 @@ def _levels_row(frame: pl.DataFrame) -> dict[str, Any]:
         label = "Mean" if record["level"] == "mean" else record["level"]
         row[label] = round(record["assoc_mad"], 4)
         if "corrected" in record:  # None where K = 1 leaves nothing to correct with
-            fixed = record["corrected"]
-            row[f"{label} corrected"] = None if fixed is None else round(fixed, 4)
-            row[f"{label} corrected 95% CI"] = interval_text(record["ci_low"], record["ci_high"])
+            row |= _corrected_cells(label, record["corrected"], record["ci_low"], record["ci_high"])
     return row
+
+
+def _corrected_cells(
+    name: str, fixed: float | None, low: float | None, high: float | None, percent: bool = False
+) -> dict[str, Any]:
+    """The printed cells of one corrected value: ``"{name} corrected"`` (with " (%)" for a
+    share shown in percent) and its ``"{name} corrected 95% CI"``."""
+    scale, digits = (100.0, 2) if percent else (1.0, 4)
+    return {
+        f"{name} corrected{' (%)' if percent else ''}": None
+        if fixed is None
+        else round(scale * fixed, digits),
+        f"{name} corrected 95% CI": interval_text(low, high, scale, 1 if percent else 4),
+    }
 
 
 def _chapter_row(record: dict[str, Any]) -> dict[str, Any]:
@@ -146,9 +158,9 @@ def _chapter_row(record: dict[str, Any]) -> dict[str, Any]:
         "AssocMAD": round(record["assoc_mad"], 4),
     }
     if "corrected" in record:
-        fixed = record["corrected"]
-        row["AssocMAD corrected"] = None if fixed is None else round(fixed, 4)
-        row["AssocMAD corrected 95% CI"] = interval_text(record["ci_low"], record["ci_high"])
+        row |= _corrected_cells(
+            "AssocMAD", record["corrected"], record["ci_low"], record["ci_high"]
+        )
     return row
 
 
@@ -168,13 +180,11 @@ def _sensitivity_row(model: str, record: dict[str, Any]) -> dict[str, Any]:
         """``label``: the paper's ``value``; then ``stem``'s corrected value and interval."""
         row[label] = None if value is None else round(scale * value, digits)
         if f"{stem} corrected" in record:
-            fixed = record[f"{stem} corrected"]
             name = label.removesuffix(" correct (%)").removesuffix("-only")
-            unit = " (%)" if scale != 1 else ""
-            row[f"{name} corrected{unit}"] = None if fixed is None else round(scale * fixed, digits)
-            row[f"{name} corrected 95% CI"] = interval_text(
-                record[f"{stem} ci_low"], record[f"{stem} ci_high"], scale, 4 if scale == 1 else 1
-            )
+            row.update(_corrected_cells(
+                name, record[f"{stem} corrected"], record[f"{stem} ci_low"],
+                record[f"{stem} ci_high"], percent=scale != 1,
+            ))  # fmt: skip
 
     for level in LEVEL_COLUMNS:
         stem = level if level != "Mean" else "mean"
@@ -251,11 +261,9 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
         for record in tables[f"{prefix}table3"].iter_rows(named=True):
             side = record["list"].split("-")[0].capitalize()
             share = record["share"]
-            fixed = record["corrected"]
             row[f"{side}-only correct (%)"] = None if share is None else round(100 * share, 2)
-            row[f"{side} corrected (%)"] = None if fixed is None else round(100 * fixed, 2)
-            row[f"{side} corrected 95% CI"] = interval_text(
-                record["ci_low"], record["ci_high"], 100, 1
+            row |= _corrected_cells(
+                side, record["corrected"], record["ci_low"], record["ci_high"], percent=True
             )
             row[f"{side}-only codes"] = record["codes"]
         rows.append(row)
