@@ -49,6 +49,15 @@ class IntrinsicBenchmark:
         Option("--names", "name_set", "name set key or CSV path", field="name_set"),
         Option("--top-k", "top_k", "names per (sex, ethnicity) group, 1-50 (the paper: 5)",
                field="top_k", suite_flags=("--top-k",)),
+        Option("--distinctive", "distinctive",
+               "keep a name in a group only if at least this share of its births (every sex and "
+               "ethnicity of the name set) falls in the group, e.g. 0.8, as audit studies do",
+               field="distinctive", metavar="SHARE"),
+        Option("--names-sensitivity", "names_sensitivity",
+               "also tabulate AssocMAD with the top-K names for each listed K, e.g. 5,10,20,50, "
+               "plus birth-weighted and distinctive names at --top-k; every name is scored once",
+               field="names_sensitivity", metavar="K,K,...",
+               suite_flags=("--names-sensitivity",)),
         Option("--template", "template", "prompt template containing {description}",
                field="template"),
         Option("--chunk-size", "chunk_size", "codes per stored chunk", field="chunk_size"),
@@ -102,6 +111,10 @@ class IntrinsicBenchmark:
         for name in ("content_free", "sensitivity_templates"):
             if name in fields:
                 fields[name] = tuple(fields[name])
+        if isinstance(fields.get("names_sensitivity"), str):
+            fields["names_sensitivity"] = tuple(
+                part.strip() for part in fields["names_sensitivity"].split(",") if part.strip()
+            )
         try:
             return IntrinsicConfig(**engine, **fields)
         except ValidationError as exc:
@@ -127,6 +140,19 @@ class IntrinsicBenchmark:
                 },
                 "names": {
                     "set": task.names.key, "sha256": task.names.sha256, "top_k": config.top_k,
+                    "distinctive": config.distinctive,
+                    # The exact names of every group, as the tables use them.
+                    "groups": {
+                        f"{sex} / {ethnicity}": [s.name for s in task.names.top_k(config.top_k)
+                                                 if (s.sex, s.ethnicity) == (sex, ethnicity)]
+                        for sex, ethnicity in task.names.sizes()
+                    },
+                    "names_per_group_available": {
+                        f"{sex} / {ethnicity}": size
+                        for (sex, ethnicity), size in task.names.sizes().items()
+                    },
+                    "names_sensitivity": [v.label for v in task.variants],
+                    "scored_names": len(task.scored_names),
                 },
             },
             prompt_template=config.template,
@@ -137,7 +163,10 @@ class IntrinsicBenchmark:
 
     def results(self, store: RunStore, quiet: bool) -> dict[str, Any]:
         """Recompute the intrinsic tables of a run directory, write them, print the Markdown."""
-        from climb_vllm.benchmarks.intrinsic.results import intrinsic_tables
+        from climb_vllm.benchmarks.intrinsic.results import (
+            intrinsic_tables,
+            names_sensitivity_table,
+        )
         from climb_vllm.benchmarks.intrinsic.tables import method_frame, write_intrinsic_report
         from climb_vllm.benchmarks.intrinsic.task import TEMPLATES, IntrinsicTask
         from climb_vllm.core.results import metrics_json
@@ -145,10 +174,13 @@ class IntrinsicBenchmark:
         config = IntrinsicConfig.from_section(store.section(NAME))
         task = IntrinsicTask.from_config(config)
         templates = store.read_records(TEMPLATES) if store.finished_chunks(TEMPLATES) else None
+        records = store.read_records(NAME)
         tables = intrinsic_tables(
-            store.read_records(NAME), task, config.top_k, templates, config.template,
+            records, task, config.top_k, templates, config.template,
             sex_rule=config.sex_rule, pooling=config.pooling,
         )  # fmt: skip
+        if task.variants:
+            tables["names_sensitivity"] = names_sensitivity_table(records, task, config.sex_rule)
         tables["method"] = method_frame(config, task, "calibrated_table1" in tables)
         path = write_intrinsic_report(store, tables, model_label(config.model))
         if not quiet:
@@ -180,6 +212,13 @@ class IntrinsicBenchmark:
             ReportTable("chapter_assoc", T["chapter_assoc"], 80, outside),
             ReportTable("sensitivity", T["sensitivity"], 110),
             ReportTable("sensitivity_preference", T["sensitivity_preference"], 111),
+            ReportTable(
+                "names_sensitivity",
+                T["names_sensitivity"],
+                112,
+                "Each interval belongs to the corrected value beside it; birth-weighted rows have "
+                "no correction (it assumes equally weighted names).",
+            ),
             ReportTable("table1_all_codes", T["table1_all_codes"], 120),
         )
 

@@ -28,6 +28,10 @@ class IntrinsicConfig(EngineConfig):
         icd_release: packaged release name or exported table path.
         name_set: packaged name-set key or CSV path.
         top_k: names per (sex, ethnicity) group.
+        distinctive: keep only names with at least this share of their births in their group
+            (None: the most frequent names, the paper's choice).
+        names_sensitivity: names per group of the names-sensitivity table's top-K rows, scored
+            once at the largest (empty: no table).
         limit: score a stratified sample of this many codes (None = every code).
         seed: seed of the stratified sample.
         template: the prompt; ``{description}`` is replaced by the code's description.
@@ -47,6 +51,8 @@ class IntrinsicConfig(EngineConfig):
     icd_release: str = "2021"
     name_set: str = "nyc-2011-2021"
     top_k: int = Field(default=5, ge=1, le=50)
+    distinctive: float | None = Field(default=None, gt=0, le=1)
+    names_sensitivity: tuple[int, ...] = ()
     limit: int | None = Field(default=None, ge=1)
     seed: int = 0
     template: str = DEFAULT_TEMPLATE
@@ -65,6 +71,13 @@ class IntrinsicConfig(EngineConfig):
         if "{description}" not in value:
             raise ValueError("the template must contain {description}")
         return value
+
+    @field_validator("names_sensitivity")
+    @classmethod
+    def _ks_in_range(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if any(not 1 <= k <= 50 for k in value):
+            raise ValueError("every names-sensitivity K must be from 1 to 50")
+        return tuple(sorted(set(value)))
 
     @field_validator("sensitivity_templates")
     @classmethod

@@ -21,6 +21,7 @@ import polars as pl
 
 from climb_vllm.benchmarks.intrinsic import assoc, correction, preference
 from climb_vllm.benchmarks.intrinsic.correction import with_mean as _with_mean
+from climb_vllm.benchmarks.intrinsic.name_variants import names_sensitivity
 from climb_vllm.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def slot_frame(task: IntrinsicTask, top_k: int) -> pl.DataFrame:
 
 
 @dataclass(frozen=True)
-class _Codes:
+class CodeLists:
     """What the metrics need to know of a list of codes, computed once per list.
 
     Attributes:
@@ -61,7 +62,7 @@ class _Codes:
     male_rows: list[int]
 
     @staticmethod
-    def of(codes: list[str], task: IntrinsicTask, sex: SexLists) -> _Codes:
+    def of(codes: list[str], task: IntrinsicTask, sex: SexLists) -> CodeLists:
         frame = pl.DataFrame({"code": codes}).join(
             task.ontology.table.select("code", *assoc.LEVELS), on="code", how="left"
         )
@@ -70,7 +71,7 @@ class _Codes:
         female = series.is_in(sorted(sex.female)).to_numpy()
         male = series.is_in(sorted(sex.male)).to_numpy()
         mixed = series.is_in(sorted(sex.mixed)).to_numpy()
-        return _Codes(
+        return CodeLists(
             codes=codes,
             level_ids=ids,
             chapters=frame["l1"].unique().sort().to_list(),
@@ -80,13 +81,13 @@ class _Codes:
         )
 
 
-class _Scorer:
+class Scorer:
     """AssocMAD and sex preference of one (codes x names) log-probability matrix."""
 
     def __init__(
         self,
         logp: np.ndarray,
-        codes: _Codes,
+        codes: CodeLists,
         weights: np.ndarray,
         groups: assoc.NameGroups,
         pooling: str = "slots",
@@ -220,10 +221,10 @@ class _Scorer:
         return pl.DataFrame(rows)
 
 
-def _level_frame(
+def level_frame(
     values: np.ndarray, nodes: list[int], corrected: np.ndarray | None = None
 ) -> pl.DataFrame:
-    """AssocMAD by level: the paper's value and, given :meth:`_Scorer.corrected`'s rows, the
+    """AssocMAD by level: the paper's value and, given :meth:`Scorer.corrected`'s rows, the
     corrected value with its interval (``ci_low``/``ci_high`` belong to ``corrected``)."""
     rows = []
     for i, label in enumerate(LEVEL_LABELS):
@@ -277,19 +278,19 @@ def null_frame(observed: dict[str, np.ndarray], null: dict[str, np.ndarray]) -> 
     return pl.DataFrame(rows)
 
 
-def _tables_of(scorer: _Scorer, prefix: str, draws: int, seed: int) -> dict[str, pl.DataFrame]:
+def _tables_of(scorer: Scorer, prefix: str, draws: int, seed: int) -> dict[str, pl.DataFrame]:
     """Tables 1 and 2 (with corrected values when ``draws``), 3, and the names-alone null."""
     values, nodes = scorer.assoc_mad(scorer.neutral, resampled=False)
     fixed = scorer.corrected(scorer.neutral, draws, seed) if draws else {}
     by_attribute = [
-        _level_frame(values[attribute], nodes, fixed.get(attribute)).with_columns(
+        level_frame(values[attribute], nodes, fixed.get(attribute)).with_columns(
             pl.lit(attribute).alias("attribute")
         )
         for attribute in ("sex", "ethnicity")
     ]
     table2 = pl.concat(by_attribute)
     return {
-        f"{prefix}table1": _level_frame(values["both"], nodes, fixed.get("both")),
+        f"{prefix}table1": level_frame(values["both"], nodes, fixed.get("both")),
         f"{prefix}table2": table2.select(
             "attribute", *[c for c in table2.columns if c != "attribute"]
         ),  # fmt: skip
@@ -340,8 +341,8 @@ def table1_resamples(
     codes = list(task.codes)
     groups = assoc.NameGroups.from_slots(slot_frame(task, top_k), names)
     logp = assoc.log_matrix(records, codes, names)
-    listed = _Codes.of(codes, task, task.ontology.sex_lists(sex_rule))
-    scorer = _Scorer(logp, listed, groups.weights(len(names), resamples, seed), groups)
+    listed = CodeLists.of(codes, task, task.ontology.sex_lists(sex_rule))
+    scorer = Scorer(logp, listed, groups.weights(len(names), resamples, seed), groups)
     values, _ = scorer.assoc_mad(scorer.neutral, resampled=True)
     return values["both"]
 
@@ -401,27 +402,27 @@ def intrinsic_tables(
             "rerun the same 'climb-vllm eval intrinsic' command to finish them.",
         ) from exc
     sex = task.ontology.sex_lists(sex_rule)
-    listed = _Codes.of(codes, task, sex)
+    listed = CodeLists.of(codes, task, sex)
     null_weights = (
         groups.permuted_weights(len(names), groups.permutations(permutations, seed))
         if permutations
         else None
     )
-    raw = _Scorer(
+    raw = Scorer(
         logp, listed, groups.weights(len(names), resamples, seed), groups, pooling, null_weights
     )
     draws = draws if resamples else 0
     tables = _tables_of(raw, "", draws, seed)
     all_codes, nodes = raw.assoc_mad(None, resampled=False)
-    tables["table1_all_codes"] = _level_frame(all_codes["both"], nodes)
+    tables["table1_all_codes"] = level_frame(all_codes["both"], nodes)
     top = []
     for k in range(1, min(5, top_k) + 1):
         subset = assoc.NameGroups.from_slots(slots.filter(pl.col("rank") <= k), names)
-        scorer = _Scorer(logp, listed, subset.weights(len(names), 0, seed), subset, pooling)
+        scorer = Scorer(logp, listed, subset.weights(len(names), 0, seed), subset, pooling)
         values, nodes = scorer.assoc_mad(scorer.neutral, resampled=False)
         # K = 1 has no name spread to correct with: its corrected columns stay empty.
         fixed = scorer.corrected(scorer.neutral, draws, seed).get("both") if draws else None
-        frame = _level_frame(values["both"], nodes, fixed)
+        frame = level_frame(values["both"], nodes, fixed)
         top.append(frame.with_columns(pl.lit(k).alias("k")))
     tables["table8"] = pl.concat(top).select("k", *top[0].columns[:-1])
     tables["chapters"] = raw.chapter_scores(groups)
@@ -429,7 +430,7 @@ def intrinsic_tables(
         return tables
     base = base_rates(templates, template, names)
     if base is not None:
-        calibrated = _Scorer(logp - base, listed, raw.weights, groups, pooling, null_weights)
+        calibrated = Scorer(logp - base, listed, raw.weights, groups, pooling, null_weights)
         tables |= _tables_of(calibrated, "calibrated_", draws, seed)
         tables["chapters_calibrated"] = calibrated.chapter_scores(groups)
         tables["base_rates"] = (
@@ -442,6 +443,29 @@ def intrinsic_tables(
         draws, seed,
     )  # fmt: skip
     return tables
+
+
+def names_sensitivity_table(
+    records: pl.DataFrame,
+    task: IntrinsicTask,
+    sex_rule: str = "descendants",
+    permutations: int = assoc.NULL_PERMUTATIONS,
+    draws: int = correction.DRAWS,
+    seed: int = 0,
+) -> pl.DataFrame:
+    """The names-sensitivity table (:func:`.name_variants.names_sensitivity`) of a run whose
+    records hold every name of ``task.variants``; arguments as in :func:`intrinsic_tables`."""
+    names = list(task.scored_names)
+    codes = list(task.codes)
+    try:
+        logp = assoc.log_matrix(records, codes, names)
+    except ValueError as exc:
+        raise UserError(
+            f"The intrinsic records lack names of the names-sensitivity table: {exc}.",
+            "rerun the same 'climb-vllm eval intrinsic' command to finish them.",
+        ) from exc
+    listed = CodeLists.of(codes, task, task.ontology.sex_lists(sex_rule))
+    return names_sensitivity(logp, names, listed, task.variants, permutations, draws, seed)
 
 
 def sensitivity(
@@ -474,7 +498,7 @@ def sensitivity(
     position = {c: i for i, c in enumerate(codes)}
     chosen = set(sample)
     sample = [c for c in codes if c in chosen]  # the run's order
-    listed = _Codes.of(sample, task, sex)
+    listed = CodeLists.of(sample, task, sex)
     matrices = {template: logp[[position[c] for c in sample]]}
     for other in sample_rows["template"].unique(maintain_order=True).to_list():
         matrices[other] = assoc.log_matrix(
@@ -485,7 +509,7 @@ def sensitivity(
         base = base_rates(templates, text, names)
         variants = {"raw": matrix} | ({} if base is None else {"calibrated": matrix - base})
         for variant, values in variants.items():
-            scorer = _Scorer(values, listed, weights, groups, pooling)
+            scorer = Scorer(values, listed, weights, groups, pooling)
             mad, nodes = scorer.assoc_mad(scorer.neutral, resampled=False)
             fixed = scorer.corrected(scorer.neutral, draws, seed).get("both") if draws else None
             row: dict[str, object] = {
@@ -494,7 +518,7 @@ def sensitivity(
                 "variant": variant,
                 "codes": len(sample),
             }
-            for level in _level_frame(mad["both"], nodes, fixed).iter_rows(named=True):
+            for level in level_frame(mad["both"], nodes, fixed).iter_rows(named=True):
                 label = level["level"]
                 row[label] = level["assoc_mad"]
                 if fixed is not None:

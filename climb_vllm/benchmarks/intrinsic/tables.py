@@ -45,6 +45,11 @@ TABLE_TITLES = {
     "sensitivity": "Template sensitivity: AssocMAD by level (sex-neutral codes of a stratified "
     "sample, 8 groups) under each prompt template, each the paper's value followed by the "
     "name-sampling-corrected value and its 95% interval",
+    "names_sensitivity": "Names sensitivity: AssocMAD by level (raw scores, sex-neutral codes, 8 "
+    "groups) with other name sets, all from the same scores: the top-K names per group for each "
+    "K, birth-weighted and distinctive names. Each: the paper's AssocMAD, what names alone give "
+    f"(names permuted across groups, {NULL_PERMUTATIONS:,} permutations) with p, and the "
+    "name-sampling-corrected AssocMAD with its 95% interval",
     "sensitivity_preference": "Template sensitivity: sex-preference correctness (%) on the "
     "sample's sex-specific codes under each prompt template, the paper's share followed by the "
     "corrected share and its 95% interval",
@@ -93,8 +98,10 @@ def method_frame(config: IntrinsicConfig, task: IntrinsicTask, calibrated: bool)
         ("Codes by sex list (scored)", f"female-only {female:,}, male-only {male:,}, "
          f"sex-neutral {neutral:,}"),
         ("Name pooling (Tables 2, 3)", POOLING_TEXT[config.pooling]),
-        ("Names", f"{task.names.key}, top-{config.top_k} per sex x ethnicity "
-         f"({len(task.distinct_names)} distinct)"),
+        ("Names", f"{task.names.label}, top-{config.top_k} per sex x ethnicity "
+         f"({len(task.distinct_names)} distinct); equal weights within a group"),
+        ("Names sensitivity", ", ".join(v.label for v in task.variants) + " (raw scores; "
+         f"{len(task.scored_names)} names scored)" if task.variants else "none"),
         ("Template", config.template),
         ("Calibration", "divided by the base rate after the content-free descriptions "
          + ", ".join(repr(t) for t in config.content_free) if calibrated
@@ -195,6 +202,23 @@ def _sensitivity_row(model: str, record: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _names_row(model: str, record: dict[str, Any]) -> dict[str, Any]:
+    """One name set and level of the names-sensitivity table as printed."""
+    row: dict[str, Any] = {
+        "Model": model,
+        "Names": record["names"],
+        "Distinct names": record["distinct_names"],
+        "Level": "Mean" if record["level"] == "mean" else record["level"],
+        "AssocMAD": round(record["assoc_mad"], 4),
+    }
+    if "null_mean" in record:
+        row |= {"Names alone (mean)": round(record["null_mean"], 4),
+                "p": float(f"{record['p_value']:.2g}")}  # fmt: skip
+    return row | _corrected_cells(
+        "AssocMAD", record["corrected"], record["ci_low"], record["ci_high"]
+    )
+
+
 def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.DataFrame]:
     """One row per model and score variant (and attribute or K), levels as columns, as the
     paper prints them, each value followed by its interval."""
@@ -283,6 +307,10 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
             for (k,), part in tables["table8"].group_by("k", maintain_order=True)
         ]
     )
+    if "names_sensitivity" in tables and tables["names_sensitivity"].height:
+        out["names_sensitivity"] = pl.DataFrame(
+            [_names_row(model, r) for r in tables["names_sensitivity"].iter_rows(named=True)]
+        )
     if "sensitivity" in tables and tables["sensitivity"].height:
         rows = [_sensitivity_row(model, r) for r in tables["sensitivity"].iter_rows(named=True)]
         # Two tables: levels and sex preference side by side are wider than a page.

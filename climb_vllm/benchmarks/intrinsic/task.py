@@ -1,10 +1,11 @@
 """CLIMB intrinsic bias: P(name | "{description} is related to the name:") for every code.
 
 Records: one row per (code, distinct name) with the joint log-probability of the name's tokens.
-Distinct names are scored once per code; groups reuse them through the name slots (a name in
-three groups counts in each). Codes are processed in chunks (release order, or the stratified
-sample's order); each chunk is scored and written atomically before the next starts, so memory
-stays flat and a killed run resumes at the first missing chunk.
+Distinct names (the run's, and those of any names-sensitivity variant) are scored once per code;
+groups reuse them through the name slots (a name in three groups counts in each). Codes are
+processed in chunks (release order, or the stratified sample's order); each chunk is scored
+and written atomically before the next starts, so memory stays flat and a killed run resumes
+at the first missing chunk.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder, PlannedRequest
 from climb_vllm.benchmarks.intrinsic.canary import check_canary
 from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE, IntrinsicConfig
+from climb_vllm.benchmarks.intrinsic.name_variants import NameVariant, name_variants
 from climb_vllm.core.progress import Progress, retried
 from climb_vllm.core.store import RunStore
 from climb_vllm.engines.base import Engine, ScoreRequest, ScoreResult
@@ -39,24 +41,33 @@ class IntrinsicTask:
         ontology: the ICD-10-CM release.
         names: the name set.
         codes: codes to score, in processing order.
-        distinct_names: the distinct names of the top-K slots, scored once per code.
+        distinct_names: the distinct names of the top-K slots (the run's tables).
+        variants: the name sets of the names-sensitivity table (empty: none asked).
+        scored_names: every name scored once per code: ``distinct_names``, then the variants'
+            other names.
     """
 
     ontology: Ontology
     names: NameSet
     codes: tuple[str, ...]
     distinct_names: tuple[str, ...]
+    variants: tuple[NameVariant, ...] = ()
+    scored_names: tuple[str, ...] = ()
 
     @staticmethod
     def from_config(config: IntrinsicConfig) -> IntrinsicTask:
+        """Resolve the release, names and codes; raises UserError on names a set cannot give."""
         ontology = load_ontology(config.icd_release)
-        names = load_names(config.name_set)
+        base = load_names(config.name_set)
+        names = base if config.distinctive is None else base.distinctive_of(config.distinctive)
         distinct = tuple(names.distinct(config.top_k))
+        variants = name_variants(base, config.top_k, config.names_sensitivity, config.distinctive)
+        scored = tuple(dict.fromkeys([*distinct, *(n for v in variants for n in v.distinct_names)]))
         if config.limit is not None:
             codes = tuple(ontology.stratified_subset(config.limit, config.seed))
         else:
             codes = tuple(ontology.codes)
-        return IntrinsicTask(ontology, names, codes, distinct)
+        return IntrinsicTask(ontology, names, codes, distinct, variants, scored)
 
     def chunks(self, size: int) -> list[tuple[str, ...]]:
         """Codes cut into consecutive chunks of ``size``."""
@@ -221,12 +232,12 @@ def run_intrinsic(
     pending = [(index, codes) for index, codes in enumerate(chunks) if index not in done]
 
     def plan(codes: Sequence[str]) -> list[PlannedRequest]:
-        return plan_chunk(encoder, codes, descriptions, task.distinct_names, config.template)
+        return plan_chunk(encoder, codes, descriptions, task.scored_names, config.template)
 
     # A resumed run first checks that the engine still gives the stored values.
     canary = check_canary(
         store, BENCHMARK, engine, plan,
-        lambda codes, planned, found: records_frame(codes, task.distinct_names, planned, found),
+        lambda codes, planned, found: records_frame(codes, task.scored_names, planned, found),
         config.dtype if config.engine == "local" else None,
     )  # fmt: skip
     if canary is not None:
@@ -246,7 +257,7 @@ def run_intrinsic(
             planned = upcoming.result()
             upcoming = pool.submit(plan, pending[k + 1][1]) if k + 1 < len(pending) else None
             results = engine.score([p.request for p in planned])
-            frame = records_frame(codes, task.distinct_names, planned, results)
+            frame = records_frame(codes, task.scored_names, planned, results)
             store.write_chunk(BENCHMARK, index, frame)
             progress.advance(len(codes), retried(engine))
         _score_templates(config, store, engine, task, encoder, progress)
@@ -255,6 +266,7 @@ def run_intrinsic(
         chunks=len(chunks),
         codes=len(task.codes),
         distinct_names=list(task.distinct_names),
+        scored_names=len(task.scored_names),
         boundary_split_pairs_this_session=encoder.mismatched_pairs,
     )
     return len(pending)
@@ -281,8 +293,8 @@ def _score_templates(
             progress.skip(len(keys))
             continue
         described = dict(zip(keys, texts))
-        planned = plan_chunk(encoder, keys, described, task.distinct_names, template)
-        frame = records_frame(keys, task.distinct_names, planned, engine.score(
+        planned = plan_chunk(encoder, keys, described, task.scored_names, template)
+        frame = records_frame(keys, task.scored_names, planned, engine.score(
             [p.request for p in planned]
         ))  # fmt: skip
         free = frame["code"].str.starts_with("cf:")
