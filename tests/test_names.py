@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -106,7 +107,7 @@ def _write(path: Path, rows: list[str], header: str = "name,sex,ethnicity,rank,c
     return str(path)
 
 
-def _full_file(path: Path, extra: list[str] = (), k: int = 2) -> str:  # type: ignore[assignment]
+def _full_file(path: Path, extra: Sequence[str] = (), k: int = 2) -> str:
     """A valid file: k names per group (``<group index><letter>``, 100 births each), plus rows."""
     rows = [
         f"N{g}{chr(97 + r)},{sex},{ethnicity},{r + 1},100"
@@ -121,10 +122,10 @@ def test_distinctive_rule_on_a_hand_made_case(tmp_path: Path) -> None:
     White and leaves the Black list; Bea: 50/50 across two groups, so she leaves both; ranks
     close up behind them; a share at exactly the threshold stays."""
     white, black = ("FEMALE", "WHITE NON HISPANIC"), ("FEMALE", "BLACK NON HISPANIC")
-    rows = []
+    rows: list[str] = []
     for sex, ethnicity in ((s, e) for s in SEXES for e in ETHNICITIES):
         group = (sex, ethnicity)
-        listed = []
+        listed: list[tuple[str, int]] = []
         if group == white:
             listed = [("Ann", 90), ("Bea", 50), ("Cat", 40)]
         elif group == black:
