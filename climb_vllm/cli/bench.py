@@ -43,6 +43,13 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
 
         with tempfile.TemporaryDirectory(prefix="climb-report-bench-") as folder:
             results = report_bench(args.report, Path(folder))
+    elif args.names_growth:
+        from climb_vllm.benchmarks.intrinsic.bench import names_growth_bench
+
+        results = names_growth_bench(
+            args.model, args.codes, args.device, args.dtype, args.batch_tokens,
+            repeats=args.repeats,
+        )  # fmt: skip
     elif args.endpoint:
         from climb_vllm.benchmarks.intrinsic.bench import requests_for
         from climb_vllm.engines.bench import serving_bench

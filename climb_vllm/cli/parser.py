@@ -346,6 +346,11 @@ def _add_bench(verbs: Any) -> None:
         "--full-run", action="store_true",
         help="also count tokens over the whole release and time a full-release run",
     )  # fmt: skip
+    bench.add_argument(
+        "--names-growth", action="store_true",
+        help="time the default scorer on --codes codes with the top 5, 10, 20 and 50 names per "
+        "group instead (ratios against 5)",
+    )  # fmt: skip
     bench.add_argument("--json", type=Path, help="also write the results as JSON here")
     bench.add_argument(
         "--endpoint", help="measure the serving path against this vLLM server (needs --model)"

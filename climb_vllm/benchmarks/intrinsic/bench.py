@@ -270,3 +270,70 @@ def scoring_bench(
     if tmp is not None:
         tmp.cleanup()
     return results
+
+
+def names_growth_bench(
+    model: Path | None,
+    codes: int = 2000,
+    device: str = "auto",
+    dtype: str = "auto",
+    batch_tokens: int | None = None,
+    ks: tuple[int, ...] = (5, 10, 20, 50),
+    repeats: int = 1,
+) -> dict[str, Any]:
+    """How the default (tree) scorer's time grows with the names per group: the same stratified
+    sample of ``codes`` codes scored with the top-K names for each K, in one process and one
+    engine (one warm-up, then ``repeats`` rounds of every K in turn; the best time of each is
+    kept). Ratios are against the smallest K.
+
+    Args:
+        model: the model folder (None: build the tiny demo model now).
+        codes: codes in the sample.
+        device / dtype / batch_tokens: as in :func:`scoring_bench`.
+        ks: names per group to time.
+        repeats: timings per K; the best is kept.
+    """
+    from climb_vllm.benchmarks.intrinsic.task import sample_requests
+    from climb_vllm.names import load_names
+
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    if model is None:
+        from climb_vllm.demo_model import build_demo_model
+
+        tmp = tempfile.TemporaryDirectory()
+        model = build_demo_model(Path(tmp.name) / "tiny")
+    engine = LocalEngine(
+        str(model), device=device, dtype=dtype, batch_tokens=batch_tokens, scorer="tree"
+    )
+    score = _engine_scorer(engine)
+    requests = {k: sample_requests(engine.tokenizer, codes, top_k=k) for k in ks}
+    score(requests[ks[0]][:8])  # warm-up
+    best = dict.fromkeys(ks, float("inf"))
+    tokens: dict[int, int] = {}
+    pairs = {k: sum(len(r.continuations) for r in requests[k]) for k in ks}
+    for _ in range(repeats):
+        for k in ks:
+            start = time.perf_counter()
+            score(requests[k])
+            best[k] = min(best[k], time.perf_counter() - start)
+            tokens[k] = engine.stats.forward_tokens
+    facts = engine.describe()
+    results: dict[str, Any] = {
+        "model": str(model),
+        "device": facts["device"],
+        "dtype": facts["dtype"],
+        "codes": codes,
+        "batch_tokens": engine.batch_tokens,
+    }
+    base = ks[0]
+    for k in ks:
+        names = len(load_names().distinct(k))
+        results[f"K{k}_distinct_names"] = names
+        results[f"K{k}_seconds"] = best[k]
+        results[f"K{k}_pairs"] = pairs[k]
+        results[f"K{k}_forward_tokens_per_pair"] = tokens[k] / pairs[k]
+        results[f"K{k}_seconds_vs_K{base}"] = best[k] / best[base]
+        results[f"K{k}_names_vs_K{base}"] = names / len(load_names().distinct(base))
+    if tmp is not None:
+        tmp.cleanup()
+    return results

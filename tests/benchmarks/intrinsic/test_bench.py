@@ -51,3 +51,22 @@ def test_bench_command_writes_json(tiny_model: Path, tmp_path: Path) -> None:
 def test_bench_sizes_below_one_are_refused(option: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", option, "0"]) == 2
     assert f"{option} must be at least 1" in capsys.readouterr().err
+
+
+def test_names_growth_bench_scores_every_k_on_shared_descriptions(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    """The command runs every K on one engine; forward tokens grow with K, yet every (code, name)
+    pair costs about one or two positions (a name's own sub-tokens after the first), not the
+    prompt again."""
+    out = tmp_path / "growth.json"
+    argv = ["bench", "--names-growth", "--model", str(tiny_model), "--codes", "24",
+            "--device", "cpu", "--json", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    results = json.loads(out.read_text())
+    assert results["K5_distinct_names"] == 30 and results["K5_seconds_vs_K5"] == 1.0
+    assert results["K50_names_vs_K5"] > 5
+    per_pair = [results[f"K{k}_forward_tokens_per_pair"] for k in (5, 10, 20, 50)]
+    totals = [p * results[f"K{k}_pairs"] for p, k in zip(per_pair, (5, 10, 20, 50))]
+    assert totals == sorted(totals)
+    assert max(per_pair) < 2.0
