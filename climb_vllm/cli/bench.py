@@ -43,6 +43,10 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
 
         with tempfile.TemporaryDirectory(prefix="climb-report-bench-") as folder:
             results = report_bench(args.report, Path(folder))
+    elif args.drilldown_coverage:
+        from climb_vllm.benchmarks.intrinsic.coverage import run_drilldown_coverage
+
+        results = run_drilldown_coverage(args.drilldown_coverage)
     elif args.names_growth:
         from climb_vllm.benchmarks.intrinsic.bench import names_growth_bench
 

@@ -351,6 +351,11 @@ def _add_bench(verbs: Any) -> None:
         help="time the default scorer on --codes codes with the top 5, 10, 20 and 50 names per "
         "group instead (ratios against 5)",
     )  # fmt: skip
+    bench.add_argument(
+        "--drilldown-coverage", type=Path, metavar="RUN",
+        help="coverage of the drill-down intervals on a run that scored the top-50 names per "
+        "group (--top-k 50 or --names-sensitivity ...,50): 5 of each group's 50 drawn 200 times",
+    )  # fmt: skip
     bench.add_argument("--json", type=Path, help="also write the results as JSON here")
     bench.add_argument(
         "--endpoint", help="measure the serving path against this vLLM server (needs --model)"

@@ -179,6 +179,7 @@ class LocalEngine:
         self._fingerprint = fingerprint(local) if local.is_dir() else None
         self._weights = weights_fingerprint(local) if local.is_dir() else None
         self._split_head = self._check_split_head()
+        self._logit_buffer: Any = None  # the head's logits, reused across passes (CPU, fp32)
 
     # -- scoring ---------------------------------------------------------------------------
 
@@ -348,10 +349,8 @@ class LocalEngine:
                 hidden = self.model.get_decoder()(**inputs).last_hidden_state
                 unique_rows = torch.unique(row_index)
                 picked = hidden.reshape(batch * width, -1).index_select(0, unique_rows)
-                logits = self._head(picked)
                 where = torch.searchsorted(unique_rows, row_index)
-                logprobs = torch.log_softmax(_at_least_fp32(logits), dim=-1)
-                values = logprobs[where, target_index]
+                values = self._head_logprobs(picked, where, target_index)
                 self.stats.head_rows += int(unique_rows.numel())
             else:
                 logits = self.model(**inputs).logits.reshape(batch * width, -1)
@@ -361,6 +360,44 @@ class LocalEngine:
         self.stats.padded_tokens += batch * width
         self.stats.batches += 1
         return values.to(device="cpu", dtype=torch.float64)
+
+    def _head_logprobs(self, hidden: Any, where: Any, targets: Any) -> Any:
+        """log p(targets) from the output head at ``hidden``'s rows (row ``where[i]`` for
+        target i).
+
+        On the CPU in fp32 the logits go into one buffer kept across passes and the
+        normaliser is taken in place: with a large vocabulary (Gemma's 262,144 tokens) the
+        logits of a pass are hundreds of MB, and allocating them afresh twice per pass (logits,
+        then log-softmax) costs a page fault per 4 KiB, a third of a pass's time (measured in
+        BENCHMARKS.md "Names per group"). The values equal log_softmax's to float rounding.
+        """
+        import torch
+
+        head = self.model.get_output_embeddings()
+        weight: Any = getattr(head, "weight", None)
+        plain = (
+            isinstance(head, torch.nn.Linear)
+            and head.bias is None
+            and weight is not None
+            and weight.dtype == torch.float32
+            and weight.device.type == "cpu"
+            and hidden.dtype == torch.float32
+        )
+        if not plain:
+            logprobs = torch.log_softmax(_at_least_fp32(self._head(hidden)), dim=-1)
+            return logprobs[where, targets]
+        rows, vocab = hidden.shape[0], weight.shape[0]
+        if self._logit_buffer is None or self._logit_buffer.shape[0] < rows:
+            self._logit_buffer = torch.empty((rows, vocab), dtype=torch.float32)
+        logits = self._logit_buffer[:rows]
+        torch.mm(hidden, weight.t(), out=logits)
+        cap = getattr(self.model.config, "final_logit_softcapping", None)
+        if cap:
+            logits.div_(cap).tanh_().mul_(cap)
+        chosen = logits[where, targets]  # a copy, taken before the buffer is overwritten
+        top = logits.max(dim=-1, keepdim=True).values
+        total = logits.sub_(top).exp_().sum(dim=-1).log_()
+        return chosen - (top.squeeze(1) + total)[where]
 
     def _head(self, hidden: Any) -> Any:
         logits = self.model.get_output_embeddings()(hidden)

@@ -182,6 +182,10 @@ class IntrinsicBenchmark:
         if task.variants:
             tables["names_sensitivity"] = names_sensitivity_table(records, task, config.sex_rule)
         tables["method"] = method_frame(config, task, "calibrated_table1" in tables)
+        # Every code's contrast per group: a CSV for Polars or pandas, too long for the
+        # Markdown, the page or metrics.json (the report shows the top of each list).
+        full = tables.pop("drilldown_all")
+        store.write_text("results/intrinsic/drilldown_all.csv", full.write_csv())
         path = write_intrinsic_report(store, tables, model_label(config.model))
         if not quiet:
             print(path.read_text())
@@ -190,6 +194,7 @@ class IntrinsicBenchmark:
 
     def report_tables(self) -> tuple[ReportTable, ...]:
         """CLIMB Tables 1-3 and 8 among the papers' tables; sensitivity and all-codes extras."""
+        from climb_vllm.benchmarks.intrinsic import drilldown
         from climb_vllm.benchmarks.intrinsic.tables import TABLE_TITLES as T
 
         outside = (
@@ -210,6 +215,14 @@ class IntrinsicBenchmark:
             ),
             ReportTable("table8", T["table8"], 70),
             ReportTable("chapter_assoc", T["chapter_assoc"], 80, outside),
+            ReportTable(
+                "drilldown",
+                T["drilldown"],
+                85,
+                f"Top {drilldown.TOP} per group and direction; every code in "
+                "results/intrinsic/drilldown_all.csv. q: Benjamini-Hochberg over the group's "
+                "codes; entries with q above 0.05 may be chance.",
+            ),
             ReportTable("sensitivity", T["sensitivity"], 110),
             ReportTable("sensitivity_preference", T["sensitivity_preference"], 111),
             ReportTable(
@@ -234,7 +247,7 @@ class IntrinsicBenchmark:
             ReportFigure("chapters", figures.chapter_heatmap,
                          "Group scores by ICD chapter relative to the chapter's mean over the 8 "
                          "groups, log2 (red: the group's names are more likely; raw scores, all "
-                         "codes).", 20, "table2"),
+                         "codes).", 20, "chapter_assoc"),
             ReportFigure("sex_preference", figures.sex_preference,
                          "Correctness of sex preference on sex-specific codes, corrected for "
                          "name sampling. Bars: 95% interval; dotted: chance.", 30, "table3"),

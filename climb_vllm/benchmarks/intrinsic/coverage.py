@@ -1,7 +1,9 @@
-"""``climb-vllm bench --assoc-coverage N``: how often the intervals beside AssocMAD (Table 1) and
-sex-preference correctness (Table 3) cover the value for the population of names that each
-group's list samples, by simulation with a known truth: the percentile bootstrap printed before,
-and the corrected estimates' intervals printed now (:mod:`.correction`, :mod:`.preference`).
+"""``climb-vllm bench --assoc-coverage N``: how often the intervals beside AssocMAD (Table 1),
+sex-preference correctness (Table 3) and the drill-down's ratios cover the value for the
+population of names that each group's list samples, by simulation with a known truth: the
+percentile bootstrap printed before, and the corrected estimates' intervals printed now
+(:mod:`.correction`, :mod:`.preference`, :mod:`.drilldown`); ``bench --drilldown-coverage RUN``
+checks the drill-down on a real model's records.
 
 Each scenario is a population of names per (sex, ethnicity) group with log-probabilities
 ``code effect + group effect (per code and overall) + name effect + name x code noise``; the
@@ -16,12 +18,14 @@ and 0.3 per code. The corrected intervals' ranges were chosen on the first three
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from climb_vllm.benchmarks.intrinsic import assoc, correction, preference
+from climb_vllm.benchmarks.intrinsic import assoc, correction, drilldown, preference
+from climb_vllm.core.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,22 @@ def _population(rng: np.random.Generator, s: Scenario, codes: int, size: int) ->
     return scaled
 
 
+def _drilldown_truth(logp: np.ndarray) -> np.ndarray:
+    """The drill-down's population contrasts (codes x groups) of (groups, names, codes)
+    log-probabilities: each name centred on its mean over the codes (:mod:`.drilldown`)."""
+    centred = logp - logp.mean(axis=2, keepdims=True)
+    means = centred.mean(axis=1).T  # codes x groups
+    truth: np.ndarray = means - (means.sum(axis=1, keepdims=True) - means) / (means.shape[1] - 1)
+    return truth
+
+
+def _drilldown_covered(logp: np.ndarray, groups: assoc.NameGroups, truth: np.ndarray) -> float:
+    """Share of the (code, group) drill-down intervals of one name list that hold the truth."""
+    centred = logp - logp.mean(axis=0, keepdims=True)
+    low, high, _ = drilldown.interval(*drilldown.contrasts(centred, groups))
+    return float(((low <= truth) & (truth <= high)).mean())
+
+
 def scenario_coverage(
     s: Scenario,
     replications: int,
@@ -88,7 +108,8 @@ def scenario_coverage(
     max_codes: int = correction.MAX_CODES,
 ) -> dict[str, float]:
     """Coverage of Table 1's L5 AssocMAD intervals and Table 3's female-preference interval, each
-    the percentile bootstrap printed before and the corrected one printed now.
+    the percentile bootstrap printed before and the corrected one printed now, and the share of
+    the drill-down's (code, group) intervals that cover, averaged over the replications.
 
     Args:
         s: the population's sizes.
@@ -106,6 +127,8 @@ def scenario_coverage(
     truth_pref = float(np.mean(means[:4].mean(axis=0) > means[4:].mean(axis=0)))
     groups = _groups()
     ids = {"l5": np.arange(codes).astype(str)}
+    truth_contrast = _drilldown_truth(np.log(population))
+    drill: list[float] = []
     covered_mad = covered_pref = covered_fixed = covered_share = 0
     estimates = []
     corrected = []
@@ -130,6 +153,7 @@ def scenario_coverage(
         covered_pref += low <= truth_pref <= high
         _, low, high = preference.corrected_preference(np.log(matrix), groups, weights, "FEMALE")
         covered_share += low <= truth_pref <= high
+        drill.append(_drilldown_covered(np.log(matrix), groups, truth_contrast))
     # Without group effects the two sexes' population scores are equal: a preference share has
     # no population value to cover.
     tied = s.group_overall == 0 and s.group_per_code == 0
@@ -139,6 +163,7 @@ def scenario_coverage(
         f"{s.name}_assoc_mad_percentile_coverage": covered_mad / replications,
         f"{s.name}_assoc_mad_corrected_mean": float(np.mean(corrected)),
         f"{s.name}_assoc_mad_corrected_coverage": covered_fixed / replications,
+        f"{s.name}_drilldown_coverage": float(np.mean(drill)),
         f"{s.name}_female_preference_population": float("nan") if tied else truth_pref,
         f"{s.name}_female_preference_percentile_coverage": float("nan")
         if tied
@@ -155,3 +180,60 @@ def coverage_bench(replications: int) -> dict[str, Any]:
     for k, scenario in enumerate(SCENARIOS + HELD_OUT):
         results |= scenario_coverage(scenario, replications, seed=k)
     return results
+
+
+def run_drilldown_coverage(
+    run: Path, population: int = 50, replications: int = 200, seed: int = 0
+) -> dict[str, Any]:
+    """``bench --drilldown-coverage RUN``: the drill-down intervals' coverage on a real model.
+
+    The run must have scored each group's top-``population`` names (``--top-k 50`` or
+    ``--names-sensitivity ...,50``). Those names stand for each group's population; each
+    replication draws the run's K = 5 names per group from them without replacement and checks,
+    at every sex-neutral code and group, whether the interval holds the contrast of all
+    ``population`` names. Sampling 5 of 50 without replacement makes intervals slightly
+    conservative (their variance ignores the finite population's 10% correction).
+    """
+    from climb_vllm.benchmarks.intrinsic.benchmark import NAME
+    from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
+    from climb_vllm.benchmarks.intrinsic.results import CodeLists
+    from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask
+    from climb_vllm.core.store import RunStore
+
+    store = RunStore(run, "pass a run folder that holds CLIMB intrinsic records.")
+    config = IntrinsicConfig.from_section(store.section(NAME))
+    task = IntrinsicTask.from_config(config)
+    slots = task.names.top_k(population)
+    names = sorted({slot.name for slot in slots})
+    codes = list(task.codes)
+    try:
+        logp = assoc.log_matrix(store.read_records(NAME), codes, names)
+    except ValueError as exc:
+        raise UserError(
+            f"The run lacks the top-{population} names of some group: {exc}.",
+            "score them with --top-k 50 or --names-sensitivity 5,50 first.",
+        ) from exc
+    neutral = CodeLists.of(codes, task, task.ontology.sex_lists(config.sex_rule)).neutral
+    centred = logp[neutral] - logp[neutral].mean(axis=0, keepdims=True)
+    frame = pl.DataFrame([{"name": s.name, "sex": s.sex, "ethnicity": s.ethnicity} for s in slots])
+    everyone = assoc.NameGroups.from_slots(frame, names)
+    truth, _, _ = drilldown.contrasts(centred, everyone)
+    rng = np.random.default_rng(seed)
+    covered = np.zeros(len(everyone.groups))
+    for _ in range(replications):
+        drawn = assoc.NameGroups(
+            everyone.groups,
+            tuple(tuple(rng.choice(list(cols), K, replace=False)) for cols in everyone.columns),
+        )
+        low, high, _ = drilldown.interval(*drilldown.contrasts(centred, drawn))
+        covered += ((low <= truth) & (truth <= high)).mean(axis=0)
+    shares = covered / replications
+    return {
+        "codes": int(neutral.sum()),
+        "population_names_per_group": population,
+        "names_drawn_per_group": K,
+        "replications": replications,
+        "coverage": float(shares.mean()),
+        "coverage_lowest_group": float(shares.min()),
+        "coverage_highest_group": float(shares.max()),
+    }

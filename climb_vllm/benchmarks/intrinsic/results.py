@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from climb_vllm.benchmarks.intrinsic import assoc, correction, preference
+from climb_vllm.benchmarks.intrinsic import assoc, correction, drilldown, preference
 from climb_vllm.benchmarks.intrinsic.correction import with_mean as _with_mean
 from climb_vllm.benchmarks.intrinsic.name_variants import names_sensitivity
 from climb_vllm.core.errors import UserError
@@ -380,7 +380,9 @@ def intrinsic_tables(
     Returns frames keyed by table: ``table1`` (AssocMAD by level over sex-neutral codes, 8
     groups, with intervals), ``null`` (Tables 1 and 2 beside names alone),
     ``table1_all_codes``, ``table2`` (pooled by sex or ethnicity), ``table3`` (sex-preference
-    correctness), ``table8`` (top-K), ``chapters`` (relative group scores per chapter) and, with
+    correctness), ``table8`` (top-K), ``chapters`` (relative group scores per chapter),
+    ``drilldown_all`` (every sex-neutral code's contrast per group, :mod:`.drilldown`) and
+    ``drilldown`` (its most and least favoured codes per group) and, with
     calibration records, ``calibrated_table1/2/3``, ``calibrated_null``,
     ``chapters_calibrated``, ``base_rates`` and ``sensitivity``.
     """
@@ -426,6 +428,10 @@ def intrinsic_tables(
         top.append(frame.with_columns(pl.lit(k).alias("k")))
     tables["table8"] = pl.concat(top).select("k", *top[0].columns[:-1])
     tables["chapters"] = raw.chapter_scores(groups)
+    tables["drilldown_all"] = drilldown.drilldown(
+        logp, codes, groups, task.ontology.table, listed.neutral
+    )
+    tables["drilldown"] = drilldown.top_and_bottom(tables["drilldown_all"])
     if templates is None or templates.height == 0:
         return tables
     base = base_rates(templates, template, names)

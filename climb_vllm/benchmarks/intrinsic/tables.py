@@ -45,6 +45,10 @@ TABLE_TITLES = {
     "sensitivity": "Template sensitivity: AssocMAD by level (sex-neutral codes of a stratified "
     "sample, 8 groups) under each prompt template, each the paper's value followed by the "
     "name-sampling-corrected value and its 95% interval",
+    "drilldown": "Drill-down by group: the sex-neutral codes whose prompts favour each group's "
+    "names most and least. Ratio: how many times more likely the group's names are than the "
+    "other groups' names after the code's prompt, relative to the typical code (geometric means "
+    "over names, each name centred on its mean over the codes), with its 95% t interval",
     "names_sensitivity": "Names sensitivity: AssocMAD by level (raw scores, sex-neutral codes, 8 "
     "groups) with other name sets, all from the same scores: the top-K names per group for each "
     "K, birth-weighted and distinctive names. Each: the paper's AssocMAD, what names alone give "
@@ -57,6 +61,26 @@ TABLE_TITLES = {
 LEVEL_COLUMNS = ("L1", "L2", "L3", "L4", "L5", "Mean")
 #: The CLIMB paper's intrinsic universe (its section 3.1); a release's own count may differ.
 PAPER_CODES = 94_739
+
+
+def _drilldown_layout(frame: pl.DataFrame, model: str) -> pl.DataFrame:
+    """The most and least favoured codes of each group as the report shows them."""
+    return frame.select(
+        pl.lit(model).alias("Model"),
+        pl.format("{} / {}", pl.col("sex").str.to_titlecase(), "ethnicity").alias("Group"),
+        pl.col("direction").replace({"most": "Most", "least": "Least"}).alias("Favoured"),
+        pl.col("rank").alias("Rank"),
+        pl.col("code").alias("Code"),
+        pl.col("description").alias("Description"),
+        pl.col("chapter").alias("Chapter"),
+        pl.col("ratio").round(4).alias("Ratio"),
+        pl.struct("ci_low", "ci_high")
+        .map_elements(lambda r: interval_text(r["ci_low"], r["ci_high"]), return_dtype=pl.String)
+        .alias("Ratio 95% CI"),
+        pl.col("q").round_sig_figs(2).alias("q"),
+    )
+
+
 SEX_RULE_TEXT = {
     "descendants": "descendants: the CMS sex edits plus every non-billable code whose billable "
     "codes are all on one list; headers over codes of both sexes are not sex-neutral",
@@ -122,6 +146,11 @@ def method_frame(config: IntrinsicConfig, task: IntrinsicTask, calibrated: bool)
          f"deconvolved of name noise, the names' shared shift from a bootstrap over names "
          f"within groups ({NAME_RESAMPLES} resamples), 95% coverage by simulation; assumes the "
          "sexes' names spread alike. Wide with few names per group"),
+        ("Drill-down", "per sex-neutral code and group: the geometric-mean probability of the "
+         "group's names over that of the other groups, each name centred on its mean over the "
+         "codes (the same for raw and calibrated scores), t interval over names with the groups' "
+         "spreads pooled (assumes they spread alike), "
+         "Benjamini-Hochberg q over the group's codes"),
         ("Names-alone null", f"names permuted across the groups, group sizes kept "
          f"({NULL_PERMUTATIONS:,} permutations, the same for raw and calibrated scores)"),
     ]  # fmt: skip
@@ -307,6 +336,8 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
             for (k,), part in tables["table8"].group_by("k", maintain_order=True)
         ]
     )
+    if "drilldown" in tables and tables["drilldown"].height:
+        out["drilldown"] = _drilldown_layout(tables["drilldown"], model)
     if "names_sensitivity" in tables and tables["names_sensitivity"].height:
         out["names_sensitivity"] = pl.DataFrame(
             [_names_row(model, r) for r in tables["names_sensitivity"].iter_rows(named=True)]

@@ -3,9 +3,20 @@ shares of replications."""
 
 from __future__ import annotations
 
-import numpy as np
+import subprocess
+import sys
+from pathlib import Path
 
-from climb_vllm.benchmarks.intrinsic.coverage import SCENARIOS, _population, scenario_coverage
+import numpy as np
+import pytest
+
+from climb_vllm.benchmarks.intrinsic.coverage import (
+    SCENARIOS,
+    _population,
+    run_drilldown_coverage,
+    scenario_coverage,
+)
+from climb_vllm.core.errors import UserError
 
 
 def test_population_group_means_are_exact() -> None:
@@ -21,3 +32,26 @@ def test_scenario_counts_are_shares_and_large_effects_are_estimated_near_the_tru
     assert 0.0 <= result["large_assoc_mad_percentile_coverage"] <= 1.0
     truth = result["large_assoc_mad_population"]
     assert abs(result["large_assoc_mad_mean_estimate"] - truth) < 0.25 * truth
+    # The drill-down's intervals, per (code, group), hold the population contrast about 95%
+    # of the time even in the large-effects scenario.
+    assert 0.9 <= result["large_drilldown_coverage"] <= 0.99
+
+
+def test_drilldown_coverage_on_a_run(tiny_model: Path, tmp_path: Path) -> None:
+    """On a run that scored each group's top-10 names, 5 drawn of 10 cover the 10 names'
+    contrast (at least nominally: 5 of 10 without replacement halves the variance); a run
+    without the asked names gets one error that names the fix."""
+    out = tmp_path / "run"
+    command = [
+        sys.executable, "-m", "climb_vllm", "eval", "intrinsic", "--model", str(tiny_model),
+        "--out", str(out), "--limit", "24", "--sensitivity-codes", "0", "--display", "none",
+        "--names-sensitivity", "5,10",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = run_drilldown_coverage(out, population=10, replications=40)
+    assert result["names_drawn_per_group"] == 5 and result["codes"] > 10
+    assert 0.93 <= result["coverage_lowest_group"] <= result["coverage"] <= 1.0
+    with pytest.raises(UserError, match="top-20 names") as error:
+        run_drilldown_coverage(out, population=20, replications=1)
+    assert "--top-k 50" in error.value.fix

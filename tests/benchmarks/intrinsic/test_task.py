@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
 from climb_vllm.cli import main
+from climb_vllm.names import load_names
 from tests.helpers import intrinsic_command, kill_after_chunks
 
 
@@ -45,6 +48,7 @@ def test_end_to_end_records_and_tables(
     assert [r["k"] for r in metrics["table8"]][::6] == [1, 2, 3, 4, 5]
     tables = (out / "results" / "intrinsic" / "tables.md").read_text()
     assert "Table 1" in tables and "Table 3" in tables
+    _check_drilldown(out, records, metrics)
 
     # Rescoring stored records reproduces the same metrics.
     capsys.readouterr()
@@ -133,3 +137,33 @@ def test_a_hub_id_offline_is_one_quick_error(tmp_path: Path) -> None:
     last = done.stderr.strip().splitlines()[-1]
     assert "not available offline" in last or "cannot be reached (offline)" in last
     assert "--model PATH" in last and time.monotonic() - start < 30
+
+
+def _check_drilldown(out: Path, records: pl.DataFrame, metrics: dict[str, Any]) -> None:
+    """The drill-down's files, and one ratio recomputed from the records by hand."""
+    full = pl.read_csv(out / "results" / "intrinsic" / "drilldown_all.csv")
+    neutral = full["code"].unique().to_list()
+    assert full.height == 8 * len(neutral) and 0 < len(neutral) < 60
+    shown = metrics["drilldown"]
+    assert len(shown) == 8 * 2 * min(20, len(neutral))
+    first = shown[0]
+    assert (first["direction"], first["rank"]) == ("most", 1)
+    slots = pl.DataFrame(
+        [{"name": s.name, "sex": s.sex, "ethnicity": s.ethnicity}
+         for s in load_names().top_k(5)]
+    )  # fmt: skip
+    centred = (
+        records.filter(pl.col("code").is_in(neutral))
+        .select("code", "name", "logprob")
+        .with_columns(pl.col("logprob") - pl.col("logprob").mean().over("name"))
+    )
+    at_code = centred.filter(pl.col("code") == first["code"]).join(slots, on="name")
+    group_means = at_code.group_by("sex", "ethnicity").agg(pl.col("logprob").mean())
+    own = group_means.filter(
+        (pl.col("sex") == first["sex"]) & (pl.col("ethnicity") == first["ethnicity"])
+    )["logprob"].item()
+    others = group_means.filter(
+        (pl.col("sex") != first["sex"]) | (pl.col("ethnicity") != first["ethnicity"])
+    )["logprob"].to_list()
+    assert first["ratio"] == pytest.approx(math.exp(own - sum(others) / len(others)), rel=1e-9)
+    assert first["ci_low"] <= first["ratio"] <= first["ci_high"]
