@@ -329,7 +329,11 @@ class RunStore:
 
     def write_text(self, relative: str, text: str) -> Path:
         """Write a results file atomically."""
+        return self.write_bytes(relative, text.encode())
+
+    def write_bytes(self, relative: str, data: bytes) -> Path:
+        """Write a results file atomically (``relative`` to the run directory)."""
         path = self.root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, text.encode())
+        _write_atomic(path, data)
         return path

@@ -12,9 +12,8 @@ and the table shows ``ratio = exp(D)``, for the population of names each group's
 (the estimand of the corrected AssocMAD). Centring on each name's mean removes what a name
 carries to every code (how common the name is to the model), which would otherwise shift a
 group's ratio at every code alike and dominate its spread; what is left is what drives
-AssocMAD: the code-specific part of the groups' scores. The uncentred ratio (the same contrast
-of plain log-probabilities: the geometric-mean name probability of g over that of the other
-groups) is kept in the CSV.
+AssocMAD: the code-specific part of the groups' scores. The uncentred ratio differs from it by
+one factor per group (the same at every code), so the ranking is the same either way.
 
 Interval: the contrast is a difference of sample means of independent name lists; with the
 groups' spreads of names pooled at each code (:func:`contrasts` says why), a t interval.
@@ -124,9 +123,8 @@ def drilldown(
         neutral: True for the rows of sex-neutral codes (the only rows ranked).
 
     Returns columns ``sex, ethnicity, rank, code, description, chapter, ratio, ci_low, ci_high,
-    p, q, raw_ratio, raw_ci_low, raw_ci_high``: ``ratio`` and its interval are the centred
-    contrast (module note), ``raw_*`` the uncentred one; ``rank`` 1 is the code whose prompt
-    favours the group's names most.
+    p, q``: ``ratio`` and its interval are the centred contrast (module note); ``rank`` 1 is the
+    code whose prompt favours the group's names most.
     """
     rows = np.flatnonzero(neutral)
     values = logp[rows]
@@ -134,8 +132,6 @@ def drilldown(
     estimate, error, freedom = contrasts(centred, groups)
     low, high, p = interval(estimate, error, freedom)
     q = _q_values(p)
-    raw, raw_error, raw_freedom = contrasts(values, groups)
-    raw_low, raw_high, _ = interval(raw, raw_error, raw_freedom)
     chosen = [codes[int(i)] for i in rows]
     info = (
         pl.DataFrame({"code": chosen})
@@ -154,16 +150,13 @@ def drilldown(
             pl.Series("ci_high", np.exp(high[:, g])),
             pl.Series("p", p[:, g]),
             pl.Series("q", q[:, g]),
-            pl.Series("raw_ratio", np.exp(raw[:, g])),
-            pl.Series("raw_ci_low", np.exp(raw_low[:, g])),
-            pl.Series("raw_ci_high", np.exp(raw_high[:, g])),
         )
         frame = frame.sort("ratio", "code", descending=[True, False]).with_row_index(
             "rank", offset=1
         )
         frames.append(frame)
     columns = ["sex", "ethnicity", "rank", "code", "description", "chapter", "ratio", "ci_low",
-               "ci_high", "p", "q", "raw_ratio", "raw_ci_low", "raw_ci_high"]  # fmt: skip
+               "ci_high", "p", "q"]  # fmt: skip
     return pl.concat(frames).select(columns).with_columns(pl.col("rank").cast(pl.Int64))
 
 

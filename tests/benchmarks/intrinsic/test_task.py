@@ -141,7 +141,7 @@ def test_a_hub_id_offline_is_one_quick_error(tmp_path: Path) -> None:
 
 def _check_drilldown(out: Path, records: pl.DataFrame, metrics: dict[str, Any]) -> None:
     """The drill-down's files, and one ratio recomputed from the records by hand."""
-    full = pl.read_csv(out / "results" / "intrinsic" / "drilldown_all.csv")
+    full = pl.read_csv(out / "results" / "intrinsic" / "drilldown_all.csv.gz")
     neutral = full["code"].unique().to_list()
     assert full.height == 8 * len(neutral) and 0 < len(neutral) < 60
     shown = metrics["drilldown"]
