@@ -45,7 +45,7 @@ def number(value: float, percent: bool, column: str = "") -> str:
         return "n/a"
     if percent:
         return f"{value:.1f}"
-    if column == "p" and 0 < value < 0.001:
+    if column in ("p", "q") and 0 < value < 0.001:
         return "<0.001"
     return f"{value:.3f}"
 

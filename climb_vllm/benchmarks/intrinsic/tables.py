@@ -14,6 +14,7 @@ from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
 from climb_vllm.benchmarks.intrinsic.correction import DRAWS, LEVEL
 from climb_vllm.core.results import interval_text, metrics_json, to_markdown
 from climb_vllm.core.store import RunStore
+from climb_vllm.names import ETHNICITY_LABELS
 from climb_vllm.ontology import chapter_name
 
 if TYPE_CHECKING:
@@ -67,7 +68,11 @@ def _drilldown_layout(frame: pl.DataFrame, model: str) -> pl.DataFrame:
     """The most and least favoured codes of each group as the report shows them."""
     return frame.select(
         pl.lit(model).alias("Model"),
-        pl.format("{} / {}", pl.col("sex").str.to_titlecase(), "ethnicity").alias("Group"),
+        pl.format(
+            "{} {}",
+            pl.col("ethnicity").replace(ETHNICITY_LABELS),
+            pl.col("sex").replace({"FEMALE": "female", "MALE": "male"}),
+        ).alias("Group"),
         pl.col("direction").replace({"most": "Most", "least": "Least"}).alias("Favoured"),
         pl.col("rank").alias("Rank"),
         pl.col("code").alias("Code"),
