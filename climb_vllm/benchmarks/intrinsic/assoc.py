@@ -112,10 +112,18 @@ class NameGroups:
         rng = np.random.default_rng(seed)
         return np.argsort(rng.random((count, len(self.groups) * self.size)), axis=1)
 
-    def permuted_weights(self, names: int, orders: npt.NDArray[np.int64]) -> Array:
+    def permuted_weights(
+        self, names: int, orders: npt.NDArray[np.int64], shares: Array | None = None
+    ) -> Array:
         """Name weights (names, groups, len(orders)) of slots dealt to groups in the given
         orders (:meth:`permutations`): the names-alone null, where group membership carries
         no information, with every group keeping its K slots.
+
+        Args:
+            names: matrix columns.
+            orders: the permutations.
+            shares: each dealt slot's weight within its permuted group, shape of ``orders``
+                (None: 1/K each, the equal-weight mean).
         """
         columns = np.concatenate([np.asarray(c) for c in self.columns])
         count, slots = orders.shape
@@ -128,7 +136,7 @@ class NameGroups:
                 np.tile(group_of_position, count),
                 np.repeat(np.arange(count), slots),
             ),
-            1.0 / self.size,
+            1.0 / self.size if shares is None else shares.ravel(),
         )
         return out
 

@@ -25,7 +25,6 @@ import numpy as np
 import polars as pl
 
 from climb_vllm.benchmarks.intrinsic import assoc, correction, drilldown, preference
-from climb_vllm.core.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -196,7 +195,7 @@ def run_drilldown_coverage(
     """
     from climb_vllm.benchmarks.intrinsic.benchmark import NAME
     from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
-    from climb_vllm.benchmarks.intrinsic.results import CodeLists
+    from climb_vllm.benchmarks.intrinsic.results import CodeLists, run_matrix
     from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask
     from climb_vllm.core.store import RunStore
 
@@ -206,13 +205,11 @@ def run_drilldown_coverage(
     slots = task.names.top_k(population)
     names = sorted({slot.name for slot in slots})
     codes = list(task.codes)
-    try:
-        logp = assoc.log_matrix(store.read_records(NAME), codes, names)
-    except ValueError as exc:
-        raise UserError(
-            f"The run lacks the top-{population} names of some group: {exc}.",
-            "score them with --top-k 50 or --names-sensitivity 5,50 first.",
-        ) from exc
+    logp = run_matrix(
+        store.read_records(NAME), codes, names,
+        f"The run lacks the top-{population} names of some group",
+        "score them with --top-k 50 or --names-sensitivity 5,50 first.",
+    )  # fmt: skip
     neutral = CodeLists.of(codes, task, task.ontology.sex_lists(config.sex_rule)).neutral
     centred = logp[neutral] - logp[neutral].mean(axis=0, keepdims=True)
     frame = pl.DataFrame([{"name": s.name, "sex": s.sex, "ethnicity": s.ethnicity} for s in slots])

@@ -133,7 +133,6 @@ def permuted_birth_weights(
     """Birth weights (names, groups, len(orders)) of slots dealt to groups in the given orders
     (:meth:`assoc.NameGroups.permutations`): every slot keeps its births, and each permuted
     group's weights are its slots' births over their sum."""
-    columns = np.concatenate([np.asarray(c) for c in groups.columns])
     births = np.concatenate(_slot_births(variant, groups))
     count, slots = orders.shape
     group_of_position = np.arange(slots) // groups.size
@@ -141,18 +140,7 @@ def permuted_birth_weights(
     totals = np.zeros((count, len(groups.groups)))
     np.add.at(totals, (np.repeat(np.arange(count), slots), np.tile(group_of_position, count)),
               dealt.ravel())  # fmt: skip
-    shares = dealt / totals[:, group_of_position]
-    out = np.zeros((names, len(groups.groups), count))
-    np.add.at(
-        out,
-        (
-            columns[orders].ravel(),
-            np.tile(group_of_position, count),
-            np.repeat(np.arange(count), slots),
-        ),
-        shares.ravel(),
-    )
-    return out
+    return groups.permuted_weights(names, orders, dealt / totals[:, group_of_position])
 
 
 def names_sensitivity(

@@ -31,6 +31,21 @@ if TYPE_CHECKING:
 LEVEL_LABELS = ("L1", "L2", "L3", "L4", "L5", "mean")
 
 
+def run_matrix(
+    records: pl.DataFrame,
+    codes: list[str],
+    names: list[str],
+    problem: str,
+    fix: str = "rerun the same 'climb-vllm eval intrinsic' command to finish them.",
+) -> np.ndarray:
+    """:func:`assoc.log_matrix` of a run's records, a missing pair raised as a UserError that
+    starts with ``problem`` and names ``fix``."""
+    try:
+        return assoc.log_matrix(records, codes, names)
+    except ValueError as exc:
+        raise UserError(f"{problem}: {exc}.", fix) from exc
+
+
 def slot_frame(task: IntrinsicTask, top_k: int) -> pl.DataFrame:
     """The top-K name slots of the task's name set: ``name, sex, ethnicity, rank``."""
     return pl.DataFrame(
@@ -396,13 +411,7 @@ def intrinsic_tables(
     codes = list(task.codes)
     slots = slot_frame(task, top_k)
     groups = assoc.NameGroups.from_slots(slots, names)
-    try:
-        logp = assoc.log_matrix(records, codes, names)
-    except ValueError as exc:
-        raise UserError(
-            f"The intrinsic records are incomplete: {exc}.",
-            "rerun the same 'climb-vllm eval intrinsic' command to finish them.",
-        ) from exc
+    logp = run_matrix(records, codes, names, "The intrinsic records are incomplete")
     sex = task.ontology.sex_lists(sex_rule)
     listed = CodeLists.of(codes, task, sex)
     null_weights = (
@@ -463,13 +472,8 @@ def names_sensitivity_table(
     records hold every name of ``task.variants``; arguments as in :func:`intrinsic_tables`."""
     names = list(task.scored_names)
     codes = list(task.codes)
-    try:
-        logp = assoc.log_matrix(records, codes, names)
-    except ValueError as exc:
-        raise UserError(
-            f"The intrinsic records lack names of the names-sensitivity table: {exc}.",
-            "rerun the same 'climb-vllm eval intrinsic' command to finish them.",
-        ) from exc
+    problem = "The intrinsic records lack names of the names-sensitivity table"
+    logp = run_matrix(records, codes, names, problem)
     listed = CodeLists.of(codes, task, task.ontology.sex_lists(sex_rule))
     return names_sensitivity(logp, names, listed, task.variants, permutations, draws, seed)
 

@@ -3,8 +3,6 @@ shares of replications."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +14,9 @@ from climb_vllm.benchmarks.intrinsic.coverage import (
     run_drilldown_coverage,
     scenario_coverage,
 )
+from climb_vllm.cli import main
 from climb_vllm.core.errors import UserError
+from tests.helpers import intrinsic_command
 
 
 def test_population_group_means_are_exact() -> None:
@@ -42,13 +42,8 @@ def test_drilldown_coverage_on_a_run(tiny_model: Path, tmp_path: Path) -> None:
     contrast (at least nominally: 5 of 10 without replacement halves the variance); a run
     without the asked names gets one error that names the fix."""
     out = tmp_path / "run"
-    command = [
-        sys.executable, "-m", "climb_vllm", "eval", "intrinsic", "--model", str(tiny_model),
-        "--out", str(out), "--limit", "24", "--sensitivity-codes", "0", "--display", "none",
-        "--names-sensitivity", "5,10",
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
+    extra = ("--limit", "24", "--sensitivity-codes", "0", "--names-sensitivity", "5,10")
+    assert main(intrinsic_command(tiny_model, out, *extra)) == 0
     result = run_drilldown_coverage(out, population=10, replications=40)
     assert result["names_drawn_per_group"] == 5 and result["codes"] > 10
     assert 0.93 <= result["coverage_lowest_group"] <= result["coverage"] <= 1.0
