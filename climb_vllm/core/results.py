@@ -10,6 +10,8 @@ from typing import Any
 
 import polars as pl
 
+from climb_vllm.core import formats
+
 
 def interval_text(
     low: float | None, high: float | None, scale: float = 1.0, digits: int = 4
@@ -21,16 +23,14 @@ def interval_text(
 
 
 def to_markdown(frame: pl.DataFrame) -> str:
-    """A GitHub-style Markdown table."""
-
-    def cell(value: Any) -> str:
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            return "n/a"
-        return f"{value:.4f}" if isinstance(value, float) else str(value)
-
-    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * frame.width]
+    """A GitHub-style Markdown table, numbers formatted as the report shows them
+    (:mod:`climb_vllm.core.formats`)."""
+    columns = frame.columns
+    intervals = formats.owners(columns)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * frame.width]
     for row in frame.iter_rows():
-        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
+        cells = (formats.cell(v, c, columns, intervals.get(c)) for c, v in zip(columns, row))
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

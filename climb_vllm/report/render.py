@@ -1,18 +1,19 @@
 """Tables as a reader of the HTML report sees them: numbers formatted by kind, each estimate with
 its interval in one cell, column names in words, long text that wraps or folds away.
 
-The CSV and Markdown files keep every column as computed; only the page is laid out for reading
-at a glance (and must fit 1280 px: the report test checks it in Chromium).
+The CSV files keep every value as computed; the page and the Markdown files format numbers
+alike (:mod:`climb_vllm.core.formats`), and only the page is laid out for reading at a glance
+(it must fit 1280 px: the report test checks it in Chromium).
 """
 
 from __future__ import annotations
 
 import html
-import math
-import re
 from typing import Any
 
 import polars as pl
+
+from climb_vllm.core import formats
 
 #: Column names shown in words where a layout kept a data name.
 COLUMN_WORDS = {
@@ -24,66 +25,27 @@ COLUMN_WORDS = {
     "intrinsic": "CLIMB intrinsic", "extrinsic": "CLIMB extrinsic", "biasmd": "BiasMD",
     "diseasematcher": "DiseaseMatcher",
 }  # fmt: skip
-#: Columns whose numbers are percentages or percentage points (one decimal).
-_PERCENT = re.compile(r"%|\(pp\)|^Accuracy$|correct|^Position bias$|^Overall$")
 #: Text longer than this is folded into a <details> element.
 FOLD = 80
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
-
-
-def _is_percent(column: str, frame_columns: list[str]) -> bool:
-    """Percent columns: named so, or a BiasMD type column beside an "Overall" percentage."""
-    if _PERCENT.search(column):
-        return True
-    return "Overall" in frame_columns and column not in ("N", "Items") and column[:1].isupper()
-
-
-def number(value: float, percent: bool, column: str = "") -> str:
-    """One number as shown: percentages with one decimal, p-values and everything else (AssocMAD,
-    recall fractions, similarities) with three."""
-    if math.isnan(value):
-        return "n/a"
-    if percent:
-        return f"{value:.1f}"
-    if column in ("p", "q") and 0 < value < 0.001:
-        return "<0.001"
-    return f"{value:.3f}"
-
-
-def _interval(text: str, percent: bool) -> str:
-    """An interval string "[low, high]" re-formatted like its estimate."""
-    return _NUMBER.sub(lambda m: number(float(m.group()), percent), text)
 
 
 def _pairs(columns: list[str]) -> list[tuple[str, str | None]]:
-    """(column, its interval column or None) in display order; "X 95% CI" goes with X, a bare
-    interval column with the column before it."""
+    """(column, its interval column or None) in display order (:func:`formats.owners`)."""
     intervals: dict[str, str] = {}
-    for i, column in enumerate(columns):
-        if column.endswith("95% CI"):
-            base = column.removesuffix(" 95% CI").removesuffix("95% CI").strip()
-            owner = base if base in columns else (columns[i - 1] if i else None)
-            if owner is not None and owner not in intervals:
-                intervals[owner] = column
+    for column, owner in formats.owners(columns).items():
+        intervals.setdefault(owner, column)
     paired = set(intervals.values())
     return [(c, intervals.get(c)) for c in columns if c not in paired]
 
 
-def _cell(value: Any, percent: bool, column: str, fold: bool) -> tuple[str, bool]:
+def _cell(value: Any, column: str, columns: list[str], fold: bool) -> tuple[str, bool]:
     """(HTML of one cell, whether it is numeric)."""
-    if value is None:
-        return "n/a", True
-    if isinstance(value, bool):
-        return ("yes" if value else ""), False
-    if isinstance(value, float):
-        return number(value, percent, column), True
-    if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 10_000 else str(value), True
-    text = str(value)
-    if fold and len(text) > FOLD:
+    numeric = value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    text = formats.cell(value, column, columns)
+    if not numeric and fold and len(text) > FOLD:
         head = html.escape(text[:FOLD].rsplit(" ", 1)[0])
         return f"<details><summary>{head} …</summary>{html.escape(text)}</details>", False
-    return html.escape(text), False
+    return html.escape(text), numeric
 
 
 def html_table(frame: pl.DataFrame, fold: bool = False) -> str:
@@ -106,10 +68,9 @@ def html_table(frame: pl.DataFrame, fold: bool = False) -> str:
     for record in frame.iter_rows(named=True):
         cells = []
         for column, ci in pairs:
-            percent = _is_percent(column, columns)
-            text, numeric = _cell(record[column], percent, column, fold)
+            text, numeric = _cell(record[column], column, columns, fold)
             if ci and record[ci] not in (None, "n/a"):
-                shown = html.escape(_interval(str(record[ci]), percent))
+                shown = html.escape(formats.cell(str(record[ci]), ci, columns, column))
                 text += f"<small class='ci'>{shown}</small>"
             cells.append(f"<td class='{'num' if numeric else 'text'}'>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")

@@ -9,7 +9,7 @@ from climb_vllm.core.results import diff_metrics, to_markdown
 
 def test_markdown_table() -> None:
     text = to_markdown(pl.DataFrame({"Model": ["m"], "L1": [0.123456], "n": [None]}))
-    assert text.splitlines() == ["| Model | L1 | n |", "|---|---|---|", "| m | 0.1235 | n/a |"]
+    assert text.splitlines() == ["| Model | L1 | n |", "|---|---|---|", "| m | 0.123 | n/a |"]
 
 
 def test_diff_names_changed_values_only() -> None:

@@ -58,8 +58,9 @@ def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, p
         [
             {
                 "Model": model,
-                **{k.upper() if k != "mean" else "Mean": v for k, v in wide.items()},
-                "Mean 95% CI": f"[{mean['ci_low'] * 100:.2f}, {mean['ci_high'] * 100:.2f}]",
+                # "(%)" in every name: the report and the Markdown show percentages so.
+                **{f"{k.upper() if k != 'mean' else 'Mean'} (%)": v for k, v in wide.items()},
+                "Mean (%) 95% CI": f"[{mean['ci_low'] * 100:.2f}, {mean['ci_high'] * 100:.2f}]",
             }
         ]
     )
