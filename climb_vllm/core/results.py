@@ -34,6 +34,26 @@ def to_markdown(frame: pl.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def long_csv(frame: pl.DataFrame) -> str:
+    """A computed table as CSV at full precision, nested values (lists, structs) as JSON text."""
+    nested = [c for c, t in frame.schema.items() if t.is_nested()]
+    if nested:
+        frame = frame.with_columns(
+            pl.Series(c, [json.dumps(v) for v in frame[c].to_list()], dtype=pl.String)
+            for c in nested
+        )
+    return frame.write_csv()
+
+
+def write_long(directory: Path, tables: dict[str, pl.DataFrame]) -> None:
+    """Write each computed table, long form at full precision, to ``directory/long/<key>.csv``
+    (for Polars or pandas; the CSVs beside tables.md are the tables as shown)."""
+    folder = directory / "long"
+    folder.mkdir(parents=True, exist_ok=True)
+    for key, frame in tables.items():
+        (folder / f"{key}.csv").write_text(long_csv(frame))
+
+
 def metrics_json(tables: dict[str, pl.DataFrame]) -> dict[str, list[dict[str, Any]]]:
     """Long-form metrics, the form stored in results and compared by rescore."""
     return {key: frame.to_dicts() for key, frame in tables.items()}
@@ -98,6 +118,7 @@ def write_tables(
     for key, frame in layout.items():
         parts += [f"## {titles[key]}", "", to_markdown(frame), ""]
         (directory / f"{key}.csv").write_text(frame.write_csv())
+    write_long(directory, tables)
     metrics: dict[str, Any] = dict(metrics_json(tables))
     if extra:
         metrics["facts"] = [extra]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import polars as pl
 
-from climb_vllm.core.results import diff_metrics, to_markdown
+from climb_vllm.core.results import diff_metrics, to_markdown, write_long
 
 
 def test_markdown_table() -> None:
@@ -31,3 +34,11 @@ def test_diff_ignores_rounding_below_the_relative_tolerance_only() -> None:
     assert diff_metrics(old, moved, relative=1e-6) == [
         "table1 [level=L1] ci_low: 0.5125319448384372 -> 0.5126"
     ]
+
+
+def test_long_csv_keeps_full_precision_and_nested_values(tmp_path: Path) -> None:
+    frame = pl.DataFrame({"level": ["L1"], "assoc_mad": [0.5125319448384372], "ids": [[1, 2]]})
+    write_long(tmp_path, {"table1": frame})
+    back = pl.read_csv(tmp_path / "long" / "table1.csv")
+    assert back["assoc_mad"][0] == 0.5125319448384372
+    assert json.loads(back["ids"][0]) == [1, 2]

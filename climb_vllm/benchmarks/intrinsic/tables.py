@@ -12,7 +12,7 @@ import polars as pl
 from climb_vllm.benchmarks.intrinsic.assoc import NAME_RESAMPLES, NULL_PERMUTATIONS
 from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
 from climb_vllm.benchmarks.intrinsic.correction import DRAWS, LEVEL
-from climb_vllm.core.results import interval_text, metrics_json, to_markdown
+from climb_vllm.core.results import interval_text, long_csv, metrics_json, to_markdown
 from climb_vllm.core.store import RunStore
 from climb_vllm.names import ETHNICITY_LABELS
 from climb_vllm.ontology import chapter_name
@@ -368,6 +368,8 @@ def write_intrinsic_report(store: RunStore, tables: dict[str, pl.DataFrame], mod
             continue
         parts += [f"## {TABLE_TITLES[key]}", "", to_markdown(frame), ""]
         store.write_text(f"results/intrinsic/{key}.csv", frame.write_csv())
+    for key, frame in tables.items():
+        store.write_text(f"results/intrinsic/long/{key}.csv", long_csv(frame))
     store.write_text(
         "results/intrinsic/metrics.json", json.dumps(metrics_json(tables), indent=2, sort_keys=True)
     )

@@ -49,6 +49,9 @@ def test_end_to_end_records_and_tables(
     tables = (out / "results" / "intrinsic" / "tables.md").read_text()
     assert "Table 1" in tables and "Table 3" in tables
     _check_drilldown(out, records, metrics)
+    # Every computed table also lies in long form at full precision.
+    long = pl.read_csv(out / "results" / "intrinsic" / "long" / "table1.csv")
+    assert long["assoc_mad"].to_list() == [r["assoc_mad"] for r in metrics["table1"]]
 
     # Rescoring stored records reproduces the same metrics.
     capsys.readouterr()
