@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 #: Columns whose numbers are percentages or percentage points (one decimal).
-_PERCENT = re.compile(r"%|\(pp\)|^Accuracy$|correct|^Position bias$|^Overall$")
+_PERCENT = re.compile(r"%|\(pp\)|_pct$|^Accuracy$|\bcorrect\b|^Position bias$|^Overall$")
 #: Columns that hold p-values or multiplicity-adjusted p-values.
 P_VALUES = ("p", "q", "p_value")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")

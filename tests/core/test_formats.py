@@ -48,3 +48,12 @@ def test_markdown_and_page_show_the_same_numbers() -> None:
     cells = re.findall(r"<td[^>]*>(.*?)</td>", page)
     assert cells[1] == "0.516<small class='ci'>[0.291, 0.699]</small>"
     assert cells[2:] == shown[2:]
+
+
+def test_percent_columns_are_told_apart_by_name() -> None:
+    assert formats.is_percent("Female-only correct (%)", [])
+    assert formats.is_percent("share_pct", [])
+    assert formats.is_percent("Bias (pp)", [])
+    # A corrected AssocMAD is not a share of correct answers.
+    assert not formats.is_percent("L1 corrected", [])
+    assert formats.cell(0.8096, "L1 corrected", ["L1 corrected"]) == "0.810"

@@ -44,7 +44,7 @@ def test_prompts_export_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture
     capsys.readouterr()
     assert main(["grade", "biasmd", str(tmp_path / "answers.csv")]) == 0
     out = capsys.readouterr().out
-    assert "| BiasMD | 5 | 100.0000" in out  # all five statements left unattributed
+    assert "| BiasMD | 5 | 100.0 |" in out  # all five statements left unattributed
     assert "| Control |" in out
 
 
