@@ -35,7 +35,9 @@ def _raw_text_logprob(model: Any, tokenizer: Any, prompt: str, name: str) -> flo
     assert name_tokens and name_tokens == list(range(name_tokens[0], len(ids)))
     with torch.inference_mode():
         logits = model(input_ids=torch.tensor([ids])).logits[0].float()
-    logprobs = torch.log_softmax(logits, dim=-1)
+    # The normaliser in fp64: over 262,144 logits an fp32 log-softmax alone is off by up to
+    # ~6e-5 nat per token, which would make the reference, not the scorer, the looser side.
+    logprobs = torch.log_softmax(logits.double(), dim=-1)
     return float(sum(logprobs[i - 1, ids[i]] for i in name_tokens))
 
 

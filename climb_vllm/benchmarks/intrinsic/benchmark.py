@@ -164,10 +164,8 @@ class IntrinsicBenchmark:
 
     def results(self, store: RunStore, quiet: bool) -> dict[str, Any]:
         """Recompute the intrinsic tables of a run directory, write them, print the Markdown."""
-        from climb_vllm.benchmarks.intrinsic.results import (
-            intrinsic_tables,
-            names_sensitivity_table,
-        )
+        from climb_vllm.benchmarks.intrinsic.names_table import names_sensitivity_table
+        from climb_vllm.benchmarks.intrinsic.results import intrinsic_tables
         from climb_vllm.benchmarks.intrinsic.tables import method_frame, write_intrinsic_report
         from climb_vllm.benchmarks.intrinsic.task import TEMPLATES, IntrinsicTask
         from climb_vllm.core.results import metrics_json

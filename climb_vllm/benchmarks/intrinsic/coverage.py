@@ -193,20 +193,19 @@ def run_drilldown_coverage(
     ``population`` names. Sampling 5 of 50 without replacement makes intervals slightly
     conservative (their variance ignores the finite population's 10% correction).
     """
-    from climb_vllm.benchmarks.intrinsic.benchmark import NAME
     from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
     from climb_vllm.benchmarks.intrinsic.results import CodeLists, run_matrix
-    from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask
+    from climb_vllm.benchmarks.intrinsic.task import BENCHMARK, IntrinsicTask
     from climb_vllm.core.store import RunStore
 
     store = RunStore(run, "pass a run folder that holds CLIMB intrinsic records.")
-    config = IntrinsicConfig.from_section(store.section(NAME))
+    config = IntrinsicConfig.from_section(store.section(BENCHMARK))
     task = IntrinsicTask.from_config(config)
     slots = task.names.top_k(population)
     names = sorted({slot.name for slot in slots})
     codes = list(task.codes)
     logp = run_matrix(
-        store.read_records(NAME), codes, names,
+        store.read_records(BENCHMARK), codes, names,
         f"The run lacks the top-{population} names of some group",
         "score them with --top-k 50 or --names-sensitivity 5,50 first.",
     )  # fmt: skip

@@ -1,4 +1,5 @@
-"""The names-sensitivity analysis: AssocMAD under other name sets, from one set of stored scores.
+"""The name sets of the names-sensitivity analysis and their weights (the table itself:
+:mod:`.names_table`).
 
 A run asked for it (``--names-sensitivity 5,10,20,50``) scores the distinct names of every
 variant once per code; each variant's table row is then computed from those log-probs alone.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -30,9 +31,6 @@ import polars as pl
 from climb_vllm.benchmarks.intrinsic import assoc
 from climb_vllm.core.errors import UserError
 from climb_vllm.names import DEFAULT_DISTINCTIVE, NameSet, NameSlot
-
-if TYPE_CHECKING:
-    from climb_vllm.benchmarks.intrinsic.results import CodeLists
 
 Array = npt.NDArray[np.float64]
 
@@ -141,66 +139,3 @@ def permuted_birth_weights(
     np.add.at(totals, (np.repeat(np.arange(count), slots), np.tile(group_of_position, count)),
               dealt.ravel())  # fmt: skip
     return groups.permuted_weights(names, orders, dealt / totals[:, group_of_position])
-
-
-def names_sensitivity(
-    logp: Array,
-    names: Sequence[str],
-    codes: CodeLists,
-    variants: Sequence[NameVariant],
-    permutations: int = assoc.NULL_PERMUTATIONS,
-    draws: int = 200,
-    seed: int = 0,
-) -> pl.DataFrame:
-    """AssocMAD by level (sex-neutral codes, 8 groups, raw scores) under each variant.
-
-    Args:
-        logp: (codes x names) log-probabilities of every scored name.
-        names: the matrix's column order.
-        codes: the codes (rows) and their levels and sex lists.
-        variants: the name sets (:func:`name_variants`).
-        permutations: names-alone permutations per variant.
-        draws: name lists per hypothesis of the corrected AssocMAD (0: none).
-        seed: seed of the permutations and the draws.
-
-    Returns rows ``names, k, weighting, distinct_names, level, assoc_mad, null_mean, null_q95,
-    p_value, corrected, ci_low, ci_high`` (``ci_low``/``ci_high`` belong to ``corrected``;
-    both are null for birth-weighted rows and K = 1).
-    """
-    from climb_vllm.benchmarks.intrinsic.results import Scorer, level_frame, null_frame
-
-    frames = []
-    for variant in variants:
-        groups = assoc.NameGroups.from_slots(variant.frame(), names)
-        orders = groups.permutations(permutations, seed)
-        if variant.weighting == "births":
-            weights = birth_weights(variant, groups, len(names))
-            null = permuted_birth_weights(variant, groups, len(names), orders)
-        else:
-            weights = groups.weights(len(names), 0, seed)
-            null = groups.permuted_weights(len(names), orders)
-        scorer = Scorer(logp, codes, weights, groups, null_weights=null if permutations else None)
-        values, nodes = scorer.assoc_mad(scorer.neutral, resampled=False)
-        fixed = (
-            scorer.corrected(scorer.neutral, draws, seed)["both"]
-            if draws and variant.weighting == "equal" and variant.k >= 2
-            else np.full((len(assoc.LEVELS) + 1, 4), np.nan)
-        )
-        levels = level_frame(values["both"], nodes, fixed)
-        if permutations:
-            tested = null_frame(values, scorer.null(scorer.neutral)).filter(
-                pl.col("attribute") == "both"
-            )
-            levels = levels.join(
-                tested.select("level", "null_mean", "null_q95", "p_value"), on="level"
-            )
-        frames.append(
-            levels.select(
-                pl.lit(variant.label).alias("names"),
-                pl.lit(variant.k).alias("k"),
-                pl.lit(variant.weighting).alias("weighting"),
-                pl.lit(len(variant.distinct_names)).alias("distinct_names"),
-                *levels.columns,
-            )
-        )
-    return pl.concat(frames, how="diagonal") if frames else pl.DataFrame()

@@ -21,7 +21,6 @@ import polars as pl
 
 from climb_vllm.benchmarks.intrinsic import assoc, correction, drilldown, preference
 from climb_vllm.benchmarks.intrinsic.correction import with_mean as _with_mean
-from climb_vllm.benchmarks.intrinsic.name_variants import names_sensitivity
 from climb_vllm.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -458,24 +457,6 @@ def intrinsic_tables(
         draws, seed,
     )  # fmt: skip
     return tables
-
-
-def names_sensitivity_table(
-    records: pl.DataFrame,
-    task: IntrinsicTask,
-    sex_rule: str = "descendants",
-    permutations: int = assoc.NULL_PERMUTATIONS,
-    draws: int = correction.DRAWS,
-    seed: int = 0,
-) -> pl.DataFrame:
-    """The names-sensitivity table (:func:`.name_variants.names_sensitivity`) of a run whose
-    records hold every name of ``task.variants``; arguments as in :func:`intrinsic_tables`."""
-    names = list(task.scored_names)
-    codes = list(task.codes)
-    problem = "The intrinsic records lack names of the names-sensitivity table"
-    logp = run_matrix(records, codes, names, problem)
-    listed = CodeLists.of(codes, task, task.ontology.sex_lists(sex_rule))
-    return names_sensitivity(logp, names, listed, task.variants, permutations, draws, seed)
 
 
 def sensitivity(

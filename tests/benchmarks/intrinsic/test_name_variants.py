@@ -13,7 +13,8 @@ from climb_vllm.benchmarks.intrinsic.name_variants import (
     birth_weights,
     permuted_birth_weights,
 )
-from climb_vllm.benchmarks.intrinsic.results import intrinsic_tables, names_sensitivity_table
+from climb_vllm.benchmarks.intrinsic.names_table import names_sensitivity_table
+from climb_vllm.benchmarks.intrinsic.results import intrinsic_tables
 from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask
 from climb_vllm.core.errors import UserError
 
