@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 import torch
 
@@ -150,11 +151,11 @@ def test_eval_all_compares_served_adapters_with_their_base(
         "--seeds", "off", "--out", str(out), "--display", "none",
     ]  # fmt: skip
     assert main(argv) == 0
-    paired = (out / "report" / "tables" / "paired_intrinsic.csv").read_text().splitlines()
-    assert len(paired) == 1 + 2 * 6  # header, 6 levels per adapter
+    paired = pl.read_csv(out / "report" / "tables" / "compare_intrinsic.csv")
+    assert paired.height == 3 * 18  # 3 pairs of runs; Tables 1 and 2: 3 x (5 levels + mean)
     manifest = json.loads((tmp_path / "served+kind" / "manifest.json").read_text())
     assert manifest["benchmarks"]["intrinsic"]["config"]["model"] == "tiny"  # the base
     engine = manifest["benchmarks"]["intrinsic"]["engine"]
     assert engine["served_model"] == "kind"
     assert engine["adapter"] == {"name": "kind", "base": "tiny", "path": engine["adapter"]["path"]}
-    assert (out / "report" / "tables" / "paired_diseasematcher.csv").is_file()
+    assert (out / "report" / "tables" / "compare_diseasematcher.csv").is_file()

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from climb_vllm.core.config import EngineConfig
     from climb_vllm.core.plotting import Runs
     from climb_vllm.core.run import RunContext
@@ -110,6 +112,38 @@ class BenchHook:
     default: int | None = None
 
 
+#: The columns of every benchmark's paired comparison, in order (:class:`Paired`).
+COMPARISON_COLUMNS = (
+    "measure", "headline", "better", "unit", "shared", "first", "second", "difference",
+    "ci_low", "ci_high",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Paired:
+    """How a benchmark compares two runs on the items both answered (the report's "Models side
+    by side").
+
+    Attributes:
+        title: the benchmark and what is compared, as the report's heading.
+        note: how the differences and their intervals are made (shown under the table).
+        prepare: what a comparison needs of one run directory, or None when the benchmark is
+            not finished there; called once per run (the heavy part, shared by every pair).
+        compare: the paired differences (second run - first run) of two prepared runs, or None
+            when they answered different items (different codes, names or cases): a frame with
+            :data:`COMPARISON_COLUMNS`, one row per measure. ``headline`` is True on the one
+            row that ranks the models; ``better`` is "lower", "higher" or "nearer 0"; ``unit``
+            names what ``shared`` counts (the pairing unit); a measure whose name ends in
+            "(%)" or "(pp)" is in percent or percentage points; ``ci_low``/``ci_high`` are
+            the difference's 95% interval.
+    """
+
+    title: str
+    note: str
+    prepare: Callable[[Path], Any | None]
+    compare: Callable[[Any, Any], pl.DataFrame | None]
+
+
 class ExternalGrader(Protocol):
     """Grading answers produced by another tool (``climb-vllm grade`` and ``prompts``)."""
 
@@ -162,6 +196,7 @@ class Benchmark(Protocol):
         options: its command-line options (beside the engine options every benchmark has).
         bench_hooks: the speed benchmarks it offers to ``climb-vllm bench``.
         external: grading of outside answers, or None.
+        paired: how two runs are compared side by side, or None.
     """
 
     name: str
@@ -170,6 +205,7 @@ class Benchmark(Protocol):
     options: tuple[Option, ...]
     bench_hooks: tuple[BenchHook, ...]
     external: ExternalGrader | None
+    paired: Paired | None
 
     @property
     def config_type(self) -> type[EngineConfig]:

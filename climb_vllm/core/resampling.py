@@ -14,6 +14,8 @@ import numpy.typing as npt
 
 #: Resamples per interval; 2,000 keeps the 2.5% / 97.5% percentiles stable to about 0.1 point.
 RESAMPLES = 2000
+#: Data with at most this many distinct values are resampled by value counts (exact, fast).
+FEW_VALUES = 64
 
 
 def mean_interval(
@@ -66,10 +68,17 @@ def _resampled_means(
     data: npt.NDArray[np.float64], resamples: int, rng: np.random.Generator
 ) -> npt.NDArray[np.float64]:
     """Means of ``resamples`` bootstrap resamples of ``data``."""
-    unique = np.unique(data)
+    unique, counts = np.unique(data, return_counts=True)
     if unique.size <= 2 and np.all(np.isin(unique, (0.0, 1.0))):
         # 0/1 values (accuracies): the count of ones in a resample is Binomial(n, p), exactly.
         return rng.binomial(data.size, float(data.mean()), size=resamples) / data.size
+    if unique.size <= FEW_VALUES:
+        # Few distinct values (per-item shares of k samples, paired changes of them): how often
+        # a resample holds each value is Multinomial(n, shares), exactly the bootstrap, drawn
+        # over the values rather than the units (32,000 items: 1.6 s -> milliseconds).
+        drawn = rng.multinomial(data.size, counts / data.size, size=resamples)
+        by_value: npt.NDArray[np.float64] = drawn @ unique / data.size
+        return by_value
     # Multinomial counts per resample, in batches so memory stays near 32 MB at any n.
     batch = max(1, 4_000_000 // data.size)
     means = [

@@ -108,7 +108,7 @@ def write_tables(
     Args:
         directory: the results folder (created).
         heading: the Markdown title.
-        layout: the tables as shown.
+        layout: the tables as shown (one with no columns is left out, its CSV removed).
         titles: a title per table key.
         tables: the long-form metrics stored in metrics.json (what rescore compares).
         extra: more facts for metrics.json (counts of unknown ids, ...).
@@ -116,8 +116,12 @@ def write_tables(
     directory.mkdir(parents=True, exist_ok=True)
     parts = [f"# {heading}", ""]
     for key, frame in layout.items():
+        path = directory / f"{key}.csv"
+        if frame.width == 0:  # a table this run has nothing for (e.g. no combined variants)
+            path.unlink(missing_ok=True)
+            continue
         parts += [f"## {titles[key]}", "", to_markdown(frame), ""]
-        (directory / f"{key}.csv").write_text(frame.write_csv())
+        path.write_text(frame.write_csv())
     write_long(directory, tables)
     metrics: dict[str, Any] = dict(metrics_json(tables))
     if extra:

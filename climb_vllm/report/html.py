@@ -20,23 +20,9 @@ from climb_vllm.benchmarks.base import ReportFigure, ReportTable
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.results import to_markdown
-from climb_vllm.report.paired import paired_tables
+from climb_vllm.report.compare import Compared, compare_runs, shown, shown_ranking
 from climb_vllm.report.render import STYLE, html_table
 from climb_vllm.report.runs import RunView, load_runs
-
-#: Titles of the paired comparisons, per benchmark.
-PAIRED_TITLES = {
-    "intrinsic": "CLIMB intrinsic: Table 1 AssocMAD (8 groups, sex-neutral codes), adapter − base",
-    "biasmd": "BiasMD accuracy (%, items), adapter − base",
-    "diseasematcher": "DiseaseMatcher accuracy (%), adapter − base",
-}
-PAIRED_NOTE = (
-    "Each row compares an adapter run with the run of its base model on the same items. "
-    "Intrinsic: 95% interval from resampling names within each group, the same names for both "
-    "runs (a paired bootstrap of the per-code differences). BiasMD / DiseaseMatcher: per item "
-    "the share of correct samples, the difference averaged over the items both runs answered; "
-    "95% interval from resampling those items."
-)
 
 
 def report_tables() -> list[tuple[str, ReportTable]]:
@@ -162,8 +148,7 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
     runs = load_runs(run_dirs)
     titles = {(name, t.key): t.title for name, t in report_tables()}
     tables = stacked_tables(runs)
-    paired = paired_tables([r.root for r in runs], [r.label for r in runs],
-                           [r.manifest for r in runs])  # fmt: skip
+    compared = compare_runs(runs)
     models = ", ".join(run.label for run in runs)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     page = [
@@ -217,7 +202,7 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
 
     contents = [("scope", "Scope")] + [
         (f"{b}_{k}", titles.get((b, k), f"{b} {k}").split(".")[0]) for b, k in tables
-    ] + ([("paired", "Adapters against their base")] if paired else []) + [
+    ] + ([("compare", "Models side by side")] if compared else []) + [
         ("provenance", "Provenance")
     ]  # fmt: skip
     page.insert(
@@ -238,15 +223,10 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
             markdown += [f"*{notes[(benchmark, key)]}*", ""]
         figures_at((benchmark, key))
     figures_at(("", ""))
-    if paired:
-        page.append("<h2 id='paired'>Adapters against their base (paired)</h2>")
-        page.append(f"<p class='note'>{html.escape(PAIRED_NOTE)}</p>")
-        markdown += ["## Adapters against their base (paired)", "", f"*{PAIRED_NOTE}*", ""]
-        for benchmark, frame in paired.items():
-            frame.write_csv(out / "tables" / f"paired_{benchmark}.csv")
-            title = PAIRED_TITLES[benchmark]
-            page += [f"<h3 id='paired_{benchmark}'>{html.escape(title)}</h3>", html_table(frame)]
-            markdown += [f"### {title}", "", to_markdown(frame), ""]
+    if compared:
+        section = _side_by_side(compared, out)
+        page += section[0]
+        markdown += section[1]
     page.append("<h2 id='provenance'>Provenance</h2>")
     markdown += ["## Provenance", ""]
     for run in runs:
@@ -265,3 +245,44 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
     path = out / "report.html"
     path.write_text("\n".join(page))
     return path
+
+
+#: What the side-by-side section says before the tables.
+SIDE_BY_SIDE = (
+    "Each pair of runs compared on what both answered (the same codes and names, cases or "
+    "items): the second run minus the first, with a 95% interval for the difference that "
+    "uses the pairing. The ranking orders the models on each benchmark's headline measure; "
+    "'order resolved' says whether the interval of the difference to the next model "
+    "excludes 0."
+)
+
+
+def _side_by_side(compared: dict[str, Compared], out: Path) -> tuple[list[str], list[str]]:
+    """The "Models side by side" section (HTML and Markdown lines); writes each benchmark's
+    ``tables/compare_<benchmark>.csv`` and ``tables/ranking_<benchmark>.csv`` (full precision,
+    with each row's sentence)."""
+    page = [
+        "<h2 id='compare'>Models side by side</h2>",
+        f"<p class='note'>{html.escape(SIDE_BY_SIDE)}</p>",
+    ]
+    markdown = ["## Models side by side", "", f"*{SIDE_BY_SIDE}*", ""]
+    for benchmark, found in compared.items():
+        page.append(f"<h3 id='compare_{benchmark}'>{html.escape(found.title)}</h3>")
+        markdown += [f"### {found.title}", ""]
+        if found.table.height:
+            found.table.write_csv(out / "tables" / f"compare_{benchmark}.csv")
+            found.ranking.write_csv(out / "tables" / f"ranking_{benchmark}.csv")
+            headline = found.table.filter(pl.col("headline"))["reading"].to_list()
+            page.append("<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in headline) + "</ul>")
+            markdown += [*[f"* {t}" for t in headline], ""]
+            ranking, table = shown_ranking(found.ranking), shown(found.table)
+            page += [html_table(ranking), html_table(table)]
+            markdown += [to_markdown(ranking), "", to_markdown(table), ""]
+        if found.skipped:
+            page.append(
+                "<p class='note'>Not compared: " + html.escape("; ".join(found.skipped)) + ".</p>"
+            )
+            markdown += ["Not compared: " + "; ".join(found.skipped) + ".", ""]
+        page.append(f"<p class='note'>{html.escape(found.note)}</p>")
+        markdown += [f"*{found.note}*", ""]
+    return page, markdown

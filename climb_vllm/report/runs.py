@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.processes import VARIABLE as PROCESSES
 from climb_vllm.core.store import RunStore, model_label
@@ -24,6 +26,8 @@ class RunView:
         manifest: its manifest.
         missing: per benchmark it started but did not finish (or that failed in a suite),
             why it is not in the report.
+        prepared: per finished benchmark with a paired comparison, what that comparison needs
+            of the run (:class:`~climb_vllm.benchmarks.base.Paired`; empty for a lone run).
     """
 
     root: Path
@@ -32,6 +36,7 @@ class RunView:
     metrics: dict[str, Any]
     manifest: dict[str, Any]
     missing: dict[str, str]
+    prepared: dict[str, Any]
 
 
 #: Environment of the report's worker processes: one BLAS thread (read by OpenBLAS / OpenMP at
@@ -41,17 +46,25 @@ _ONE_THREAD = {
 }  # fmt: skip
 
 
-def _recompute(root: Path) -> tuple[dict[str, Any], dict[str, str]]:
-    """Every finished benchmark's metrics of one run, recomputed from its records, and why each
-    other one is missing (a worker's task)."""
+def _recompute(
+    root: Path, compare: bool = False
+) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
+    """Every finished benchmark's metrics of one run, recomputed from its records, why each
+    other one is missing and, with ``compare``, what each paired comparison needs of the run
+    (a worker's task: the comparisons' heavy part runs beside the other runs' too)."""
     metrics: dict[str, Any] = {}
     missing: dict[str, str] = {}
+    prepared: dict[str, Any] = {}
     for benchmark in run_benchmarks(root):
         try:
             metrics[benchmark] = benchmark_results(root, benchmark, quiet=True)
         except UserError as exc:  # not finished: the report shows the rest and says so
             missing[benchmark] = exc.message
-    return metrics, missing
+            continue
+        paired = REGISTRY[benchmark].paired if benchmark in REGISTRY else None
+        if compare and paired is not None:
+            prepared[benchmark] = paired.prepare(root)
+    return metrics, missing, prepared
 
 
 def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]:
@@ -73,8 +86,9 @@ def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]
         present.append(benchmarks)
         manifests.append(RunStore(root, READ_ONLY_FIX).manifest())
     count = min(workers or len(os.sched_getaffinity(0)), len(run_dirs))
+    task = partial(_recompute, compare=len(run_dirs) > 1)
     if count <= 1:
-        recomputed = [_recompute(root) for root in run_dirs]
+        recomputed = [task(root) for root in run_dirs]
     else:
         from concurrent.futures import ProcessPoolExecutor
         from multiprocessing import get_context
@@ -88,7 +102,7 @@ def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]
         os.environ.update(_ONE_THREAD)
         try:
             with ProcessPoolExecutor(count, mp_context=get_context("spawn")) as pool:
-                recomputed = list(pool.map(_recompute, run_dirs))
+                recomputed = list(pool.map(task, run_dirs))
         finally:
             for key, value in saved.items():
                 if value is None:
@@ -100,7 +114,9 @@ def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]
         first = next(iter(manifest["benchmarks"].values()))["config"]
         labels.append(model_label(str(first.get("model"))))
     out = []
-    for root, manifest, (metrics, missing), label in zip(run_dirs, manifests, recomputed, labels):
+    for root, manifest, (metrics, missing, prepared), label in zip(
+        run_dirs, manifests, recomputed, labels
+    ):
         if labels.count(label) > 1:  # the same model twice: tell the runs apart by folder
             label = f"{label} ({root.name})"
         missing = {f"{k}": f"failed: {v}" for k, v in manifest.get("failed", {}).items()} | missing
@@ -111,5 +127,5 @@ def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]
                 "finish a benchmark first: rerun the 'climb-vllm eval' command that made it.",
             )
         finished = tuple(b for b in present[run_dirs.index(root)] if b in metrics)
-        out.append(RunView(root, label, finished, metrics, manifest, missing))
+        out.append(RunView(root, label, finished, metrics, manifest, missing, prepared))
     return out

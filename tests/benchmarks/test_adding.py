@@ -18,6 +18,7 @@ from climb_vllm.benchmarks.base import (
     BenchHook,
     ExternalGrader,
     Option,
+    Paired,
     ReportFigure,
     ReportTable,
 )
@@ -69,6 +70,7 @@ class EchoBenchmark:
     )
     bench_hooks: tuple[BenchHook, ...] = ()
     external: ExternalGrader | None = None
+    paired: Paired | None = None
 
     def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> EchoConfig:
         return EchoConfig(**engine, **values)

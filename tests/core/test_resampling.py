@@ -26,6 +26,18 @@ def test_binary_shortcut_agrees_with_resampling() -> None:
     assert low < 0.3 < high
 
 
+def test_few_values_shortcut_agrees_with_resampling_units() -> None:
+    # Paired changes of per-item shares (-1, -0.5, 0, 0.5, 1): resampled by value counts.
+    rng = np.random.default_rng(3)
+    values = rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], 2_000, p=[0.1, 0.1, 0.5, 0.1, 0.2])
+    low, high = mean_interval(values)
+    general = statistic_interval(values.size, lambda idx: float(values[idx].mean()))
+    assert abs(low - general[0]) < 0.01 and abs(high - general[1]) < 0.01
+    assert low < values.mean() < high
+    spread = np.random.default_rng(4).normal(0, 1, 200)  # many values: resampled by unit
+    assert mean_interval(spread)[0] < spread.mean() < mean_interval(spread)[1]
+
+
 def test_difference_and_empty() -> None:
     low, high = difference_interval(np.ones(100), np.zeros(100))
     assert low == high == 1.0

@@ -7,7 +7,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from climb_vllm.benchmarks.base import BenchHook, ExternalGrader, Option, ReportFigure, ReportTable
+from climb_vllm.benchmarks.base import (
+    BenchHook,
+    ExternalGrader,
+    Option,
+    Paired,
+    ReportFigure,
+    ReportTable,
+)
+from climb_vllm.benchmarks.extrinsic.comparison import PAIRED
 from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
 
 if TYPE_CHECKING:
@@ -74,6 +82,12 @@ class ExtrinsicBenchmark:
                suite_flags=("--extrinsic-max-tokens", "--max-tokens"),
                suite_help="extrinsic: new tokens per answer"),
         Option("--no-placebo", "no_placebo", "skip the placebo variants", switch=True),
+        Option("--intersection", "intersections",
+               "also change two attributes at once (repeatable): every combination of their "
+               "counterfactual values is a variant, reported beside the sum of the single "
+               "changes", repeat=True,
+               choices=("sex+ethnicity", "sex+insurance", "ethnicity+insurance"),
+               suite_flags=("--intersection",)),
         Option("--index-limit", "index_limit",
                "map onto N sampled codes plus the gold codes instead of all codes (quick demos)",
                field="index_limit", suite_flags=("--index-limit",),
@@ -99,6 +113,7 @@ class ExtrinsicBenchmark:
         ),
     )
     external: ExternalGrader | None = None
+    paired: Paired | None = PAIRED
 
     def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> ExtrinsicConfig:
         """The run's configuration; the case file is hashed so that a changed file is never
@@ -142,6 +157,8 @@ class ExtrinsicBenchmark:
             ReportTable("table4", T["table4"], 40),
             ReportTable("table5", T["table5"], 50),
             ReportTable("table7", T["table7"], 60),
+            ReportTable("by_chapter", T["by_chapter"], 65),
+            ReportTable("intersections", T["intersections"], 66),
             ReportTable("variants", T["variants"], 130),
         )
 

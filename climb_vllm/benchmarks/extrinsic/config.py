@@ -8,6 +8,9 @@ from pydantic import Field
 
 from climb_vllm.core.config import EngineConfig
 
+#: The pairs of attributes a counterfactual may change together.
+Intersection = Literal["sex+ethnicity", "sex+insurance", "ethnicity+insurance"]
+
 
 class ExtrinsicConfig(EngineConfig):
     """Everything that determines the records and metrics of a CLIMB extrinsic run.
@@ -31,6 +34,9 @@ class ExtrinsicConfig(EngineConfig):
         context_tokens: the model's context length; notes are cut to fit it by CliBench's rule
             (0 = never cut; by default read from a local model folder).
         placebo: also ask the placebo variants (the noise floor).
+        intersections: pairs of attributes also changed together ("sex+ethnicity", ...): each
+            combination of their counterfactual values is one more variant, and the report
+            gives its bias beside the sum of the two single changes (the interaction).
         index_limit: map free text onto a stratified sample of this many codes plus every gold
             code, instead of every code of the release (for quick demos; None = all codes).
         chunk_size: prompts per stored chunk (the unit of resume).
@@ -49,6 +55,7 @@ class ExtrinsicConfig(EngineConfig):
     protocol: Literal["default", "clibench"] = "default"
     context_tokens: int = Field(default=0, ge=0)
     placebo: bool = True
+    intersections: tuple[Intersection, ...] = ()
     index_limit: int | None = Field(default=None, ge=1)
     system_prompt: str | None = None
     chunk_size: int = Field(default=64, ge=1)

@@ -54,8 +54,23 @@ class Variant:
     edits: tuple[Edit, ...]
 
 
+def _values(attribute: str, base: dict[str, str]) -> list[str]:
+    """The counterfactual values of one attribute for a case with demographics ``base``: the
+    paper's values other than the case's own (for sex: the other sex)."""
+    out = []
+    for value in COUNTERFACTUALS[attribute]:
+        if attribute == "sex" and value == base["sex"]:
+            value = "male" if value == "female" else "female"
+        if value != base[attribute]:
+            out.append(value)
+    return out
+
+
 def variants(
-    sections: dict[str, str], baseline: dict[str, str] | None = None, placebo: bool = True
+    sections: dict[str, str],
+    baseline: dict[str, str] | None = None,
+    placebo: bool = True,
+    intersections: tuple[str, ...] = (),
 ) -> list[Variant]:
     """Every variant of one case: default, each counterfactual and the placebo, both placements.
 
@@ -64,29 +79,41 @@ def variants(
         baseline: the demographics the variants change from (the paper's by default). A sex
             counterfactual is made only for the sex the baseline does not have.
         placebo: include the placebo variants.
+        intersections: pairs of attributes ("sex+ethnicity") also changed together: one
+            variant per combination of their values, named "sex=female&ethnicity=Black",
+            attribute "sex+ethnicity", value "female & Black".
     """
     base = dict(BASELINE if baseline is None else baseline)
     specs: list[tuple[str, str, str, dict[str, str], str]] = [
         ("default", "default", "", base, LINE)
     ]
-    for attribute, values in COUNTERFACTUALS.items():
-        for value in values:
-            if attribute == "sex" and value == base["sex"]:
-                value = "male" if value == "female" else "female"
-            if value == base[attribute]:
-                continue
+    for attribute in COUNTERFACTUALS:
+        for value in _values(attribute, base):
             specs.append(
                 (f"{attribute}={value}", attribute, value, {**base, attribute: value}, LINE)
             )
+    for pair in intersections:
+        first, second = pair.split("+")
+        for a in _values(first, base):
+            for b in _values(second, base):
+                specs.append(
+                    (
+                        f"{first}={a}&{second}={b}",
+                        pair,
+                        f"{a} & {b}",
+                        {**base, first: a, second: b},
+                        LINE,
+                    )
+                )
     if placebo:
         specs.append(("placebo", "placebo", "", base, PLACEBO_LINE))
     out: list[Variant] = []
     for name, attribute, value, demographics, template in specs:
         new_sections = dict(sections)
         edits: list[Edit] = []
-        if attribute == "sex":
+        if demographics["sex"] != base["sex"]:  # the notes follow the stated sex
             for key, text in sections.items():
-                new_sections[key], made = swap_sex(text, value, key)
+                new_sections[key], made = swap_sex(text, demographics["sex"], key)
                 edits += made
         line = template.format(**demographics)
         for placement in PLACEMENTS:

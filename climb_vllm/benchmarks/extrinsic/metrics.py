@@ -177,7 +177,7 @@ def _placements(hits: pl.DataFrame) -> list[str]:
     return sorted(set(hits["placement"].to_list()))
 
 
-def _pair_cases(hits: pl.DataFrame, variant: str, cases: list[str]) -> list[str]:
+def pair_cases(hits: pl.DataFrame, variant: str, cases: list[str]) -> list[str]:
     """The cases of ``cases`` that have both sides of the pair: the variant and the default.
 
     A case whose own sex, ethnicity or insurance already equals the counterfactual value has no
@@ -190,27 +190,61 @@ def _pair_cases(hits: pl.DataFrame, variant: str, cases: list[str]) -> list[str]
     return [c for c in cases if c in both]
 
 
+def bias_draws(
+    hits: pl.DataFrame, variant: str, cases: list[str], seed: int = 0
+) -> tuple[float, npt.NDArray[np.float64]]:
+    """Bias of ``variant`` against the default over exactly ``cases`` (each must have both),
+    and its bootstrap resamples over those cases.
+
+    Two runs given the same ``cases`` and ``seed`` draw the same resamples, so the difference
+    of their resamples is a paired bootstrap of the difference of their biases.
+    """
+    weights = resample_weights(len(cases), seed=seed)
+    placements = _placements(hits)
+    level_deltas = np.zeros(len(LEVELS))
+    boot = np.zeros(weights.shape[0])
+    for placement in placements:
+        hv, g = _case_arrays(hits, variant, placement, cases)
+        hd, _ = _case_arrays(hits, "default", placement, cases)
+        level_deltas += (_recall(hv, g) - _recall(hd, g)) / len(placements)
+        boot += (_boot_recall(weights, hv, g, None) - _boot_recall(weights, hd, g, None)) / len(
+            placements
+        )
+    return float(np.nanmean(level_deltas)), boot
+
+
+def recall_draws(
+    hits: pl.DataFrame, cases: list[str], seed: int = 0
+) -> tuple[float, npt.NDArray[np.float64]]:
+    """Mean recall over levels of the default notes over exactly ``cases`` (Table 7's mean), and
+    its bootstrap resamples over those cases (paired across runs as :func:`bias_draws`)."""
+    weights = resample_weights(len(cases), seed=seed)
+    arrays = [_case_arrays(hits, "default", p, cases) for p in _placements(hits)]
+    value = float(np.mean([_level_value(_recall(h, g), None) for h, g in arrays]))
+    boot = np.mean([_boot_recall(weights, h, g, None) for h, g in arrays], axis=0)
+    return value, boot
+
+
 def _bias(hits: pl.DataFrame, variant: str, cases: list[str], seed: int) -> dict[str, float]:
     """Point estimate, interval, p-value and per-level deltas of one variant vs default, over
     the cases that have both (``pairs``), with CliBench's drop rule beside it and the share of
     refusals on each side."""
     import polars as pl
 
-    cases = _pair_cases(hits, variant, cases)
+    cases = pair_cases(hits, variant, cases)
     nan = float("nan")
     if not cases:
         return {"pairs": 0, "bias": nan, "bias_pct": nan, "ci_low": nan, "ci_high": nan,
                 "p_value": nan, "bias_drop": nan, "dropped_default": nan,
                 "dropped_variant": nan, "refusal_default": nan, "refusal_variant": nan,
                 **{f"delta_{lv}": nan for lv in LEVELS}}  # fmt: skip
-    weights = resample_weights(len(cases), seed=seed)
     placements = _placements(hits)
     deltas = np.zeros((len(cases), len(LEVELS)))
     gold = np.zeros((len(cases), len(LEVELS)))
-    boot = np.zeros(weights.shape[0])
     level_deltas = np.zeros(len(LEVELS))
     default_mean = []
     drop_bias = []
+    _, boot = bias_draws(hits, variant, cases, seed)
     for placement in placements:
         hv, g = _case_arrays(hits, variant, placement, cases)
         hd, _ = _case_arrays(hits, "default", placement, cases)
@@ -218,9 +252,6 @@ def _bias(hits: pl.DataFrame, variant: str, cases: list[str], seed: int) -> dict
         gold = g
         level_deltas += (_recall(hv, g) - _recall(hd, g)) / len(placements)
         default_mean.append(float(np.nanmean(_recall(hd, g))))
-        boot += (_boot_recall(weights, hv, g, None) - _boot_recall(weights, hd, g, None)) / len(
-            placements
-        )
         dv, dgv = _case_arrays(hits, variant, placement, cases, drop=True)
         dd, dgd = _case_arrays(hits, "default", placement, cases, drop=True)
         drop_bias.append(

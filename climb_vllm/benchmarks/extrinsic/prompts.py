@@ -110,10 +110,13 @@ def turns(
     return SYSTEM, user_message(replace(variant, sections=sections)), kept
 
 
-def case_variants(case: Case, placebo: bool = True) -> list[Variant]:
-    """Every variant of one case, changed from the case's own demographics."""
+def case_variants(
+    case: Case, placebo: bool = True, intersections: tuple[str, ...] = ()
+) -> list[Variant]:
+    """Every variant of one case, changed from the case's own demographics (``intersections``:
+    :func:`~climb_vllm.benchmarks.extrinsic.counterfactual.variants`)."""
     baseline = {"sex": case.sex, "ethnicity": case.ethnicity, "insurance": case.insurance}
-    return variants(case.sections, baseline, placebo=placebo)
+    return variants(case.sections, baseline, placebo=placebo, intersections=intersections)
 
 
 def items_frame(
@@ -122,6 +125,7 @@ def items_frame(
     protocol: str = "default",
     model: str = "",
     fit: Fitter | None = None,
+    intersections: tuple[str, ...] = (),
 ) -> pl.DataFrame:
     """One row per prompt: ``id, case, variant, attribute, value, placement, system, prompt,
     line, edits`` (the edit log as JSON: section, offset, before, after, uncertain per change),
@@ -131,7 +135,7 @@ def items_frame(
 
     rows: list[dict[str, object]] = []
     for case in cases:
-        for variant in case_variants(case, placebo):
+        for variant in case_variants(case, placebo, intersections):
             system, prompt, kept = turns(variant, case, protocol, model, fit)
             rows.append(
                 {

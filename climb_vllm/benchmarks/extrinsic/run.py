@@ -54,8 +54,14 @@ def load_inputs(config: ExtrinsicConfig) -> tuple[Ontology, list[Case], pl.DataF
     if config.limit is not None:
         cases = cases[: config.limit]
     fit = _fitter(config)
-    items = items_frame(cases, config.placebo, config.protocol, config.served_model or config.model,
-                        fit)  # fmt: skip
+    items = items_frame(
+        cases,
+        config.placebo,
+        config.protocol,
+        config.served_model or config.model,
+        fit,
+        config.intersections,
+    )
     return ontology, cases, items
 
 
@@ -206,6 +212,8 @@ def extrinsic_tables(
 ) -> dict[str, pl.DataFrame]:
     """Every metric table of a run (long form, fractions)."""
     from climb_vllm.benchmarks.extrinsic import metrics
+    from climb_vllm.benchmarks.extrinsic.chapters import bias_by_chapter
+    from climb_vllm.benchmarks.extrinsic.intersections import interaction_table
     from climb_vllm.benchmarks.extrinsic.prompts import gold_frame
 
     gold = gold_frame(cases, ontology.female_only, ontology.male_only)
@@ -213,6 +221,8 @@ def extrinsic_tables(
     return {
         "bias": metrics.bias_table(hits),
         "bias_by_case_type": metrics.bias_by_case_type(hits, gold),
+        "bias_by_chapter": bias_by_chapter(outputs, gold, ontology),
+        "intersections": interaction_table(hits),
         "default_recall": metrics.default_recall(hits),
         "variants": metrics.variant_summary(hits, points),
     }

@@ -3,6 +3,8 @@ titles."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import polars as pl
 
 TITLES = {
@@ -13,6 +15,12 @@ TITLES = {
     "table5": "CLIMB Table 5. Bias score over sex-neutral and sex-specific cases (as Table 4)",
     "table7": "CLIMB Table 7. Recall of the default variant per ICD level (%, micro over cases, "
     "mean of both placements). 95% CI: bootstrap over cases",
+    "by_chapter": "Bias per counterfactual by the gold codes' chapter: each case keeps its gold "
+    "codes in the chapter (as Table 4 otherwise, over the cases with gold there). q: "
+    "Benjamini-Hochberg over every cell of this table; cells with q above 0.05 may be chance",
+    "intersections": "Two attributes changed at once: the joint bias (pp, as Table 4), each "
+    "single change's bias over the same cases, and the interaction = joint - (first + "
+    "second): 0 when the changes add up. 95% CI: bootstrap over those cases",
     "variants": "Per variant and placement: outputs with no parsed code and refusals (both "
     "counted as recall 0), outputs CliBench's scoring would drop, recall (%) and the share of "
     "diagnosis points per mapping method (%)",
@@ -79,6 +87,51 @@ def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, p
     return {
         "table4": bias(tables["bias"], []),
         "table5": bias(tables["bias_by_case_type"], [pl.col("case_type").alias("Cases type")]),
+        "by_chapter": _by_chapter(bias, tables.get("bias_by_chapter", pl.DataFrame())),
+        "intersections": _intersections(tables.get("intersections", pl.DataFrame()), model),
         "table7": table7,
         "variants": shown,
     }
+
+
+def _by_chapter(
+    bias: Callable[[pl.DataFrame, list[pl.Expr]], pl.DataFrame], frame: pl.DataFrame
+) -> pl.DataFrame:
+    """The by-chapter table as shown: Table 4's columns after the chapter, with q."""
+    import polars as pl
+
+    from climb_vllm.ontology import chapter_name
+
+    if frame.height == 0:
+        return frame
+    shown = bias(
+        frame,
+        [
+            pl.col("chapter").map_elements(chapter_name, return_dtype=pl.String).alias("Chapter"),
+            pl.col("gold_codes").alias("Gold codes"),
+        ],
+    )
+    return shown.with_columns(frame["q"].round_sig_figs(2).alias("q"))
+
+
+def _intersections(frame: pl.DataFrame, model: str) -> pl.DataFrame:
+    """The interaction table as shown (percentage points)."""
+    import polars as pl
+
+    if frame.height == 0:
+        return frame
+
+    def pp(column: str) -> pl.Expr:
+        return (pl.col(column) * 100).round(2)
+
+    return frame.select(
+        pl.lit(model).alias("Model"),
+        pl.col("attribute").alias("Attributes"),
+        pl.col("value").alias("Values"),
+        pl.col("pairs").alias("Pairs"),
+        pp("joint").alias("Joint bias (pp)"),
+        pp("first").alias("First alone (pp)"),
+        pp("second").alias("Second alone (pp)"),
+        pp("interaction").alias("Interaction (pp)"),
+        pl.format("[{}, {}]", pp("ci_low"), pp("ci_high")).alias("Interaction (pp) 95% CI"),
+    )

@@ -11,9 +11,11 @@ from climb_vllm.benchmarks.base import (
     BenchHook,
     ExternalGrader,
     Option,
+    Paired,
     ReportFigure,
     ReportTable,
 )
+from climb_vllm.benchmarks.hive import comparison
 from climb_vllm.benchmarks.hive.config import BiasMDConfig, DiseaseMatcherConfig, GenerationConfig
 
 if TYPE_CHECKING:
@@ -70,6 +72,7 @@ class HiveBenchmark:
         help: one line for ``--help``.
         config_type: its configuration class.
         suite_limit_help: the help of its ``--limit-<name>`` in ``eval all``.
+        display: its name for readers ("BiasMD").
         bench_hooks: speed benchmarks it offers.
     """
 
@@ -79,6 +82,7 @@ class HiveBenchmark:
         help: str,
         config_type: type[GenerationConfig],
         suite_limit_help: str,
+        display: str,
         bench_hooks: tuple[BenchHook, ...] = (),
     ) -> None:
         self.name: str = name
@@ -88,6 +92,7 @@ class HiveBenchmark:
         self.options: tuple[Option, ...] = _options(name, suite_limit_help)
         self.bench_hooks: tuple[BenchHook, ...] = bench_hooks
         self.external: ExternalGrader | None = self
+        self.paired: Paired | None = comparison.paired(name, f"{display}: accuracy")
 
     def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> GenerationConfig:
         """The run's configuration from the engine fields and the given option values."""
@@ -195,6 +200,7 @@ BIASMD = HiveBenchmark(
     "BiasMD: ambiguous pronoun statements (and resolvable controls)",
     BiasMDConfig,
     "a sample of N BiasMD statements",
+    "BiasMD",
     bench_hooks=(
         BenchHook(
             "grading",
@@ -208,4 +214,5 @@ DISEASEMATCHER = HiveBenchmark(
     "DiseaseMatcher: which of two patients has disease D",
     DiseaseMatcherConfig,
     "a sample of N questions",
+    "DiseaseMatcher",
 )

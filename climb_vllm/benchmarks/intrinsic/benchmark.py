@@ -11,11 +11,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from climb_vllm.benchmarks.base import BenchHook, ExternalGrader, Option, ReportFigure, ReportTable
+from climb_vllm.benchmarks.base import (
+    BenchHook,
+    ExternalGrader,
+    Option,
+    Paired,
+    ReportFigure,
+    ReportTable,
+)
 from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
 from climb_vllm.core.store import model_label
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from climb_vllm.core.config import EngineConfig
     from climb_vllm.core.run import RunContext
     from climb_vllm.core.store import RunStore
@@ -101,6 +110,15 @@ class IntrinsicBenchmark:
         ),
     )
     external: ExternalGrader | None = None
+    paired: Paired | None = Paired(
+        "CLIMB intrinsic: corrected AssocMAD",
+        "Corrected AssocMAD (sex-neutral codes) of both runs on the same codes and names, and "
+        "the difference; 95% interval: each run's estimator re-run on name lists drawn from its "
+        "fitted population, the same name slots for both runs (a paired parametric bootstrap; "
+        "coverage by simulation in BENCHMARKS.md).",
+        lambda root: _prepare(root),
+        lambda first, second: _compare(first, second),
+    )
 
     def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> IntrinsicConfig:
         """The run's configuration from the engine fields and the given option values."""
@@ -219,6 +237,14 @@ class IntrinsicBenchmark:
             ReportTable("table8", T["table8"], 70),
             ReportTable("chapter_assoc", T["chapter_assoc"], 80, outside),
             ReportTable(
+                "worst_gap",
+                T["worst_gap"],
+                82,
+                "Each interval belongs to the corrected gap beside it: a range of K names' means "
+                "is inflated by name noise even more than AssocMAD.",
+            ),
+            ReportTable("chapter_gap", T["chapter_gap"], 83, outside),
+            ReportTable(
                 "drilldown",
                 T["drilldown"],
                 85,
@@ -275,6 +301,21 @@ class IntrinsicBenchmark:
 
 
 INTRINSIC = IntrinsicBenchmark()
+
+
+def _prepare(root: Path) -> Any:
+    """:func:`.comparison.prepare`, imported when a report compares runs (numpy and Polars stay
+    out of the command line's start)."""
+    from climb_vllm.benchmarks.intrinsic.comparison import prepare
+
+    return prepare(root)
+
+
+def _compare(first: Any, second: Any) -> pl.DataFrame | None:
+    """:func:`.comparison.compare` (imported when used, as :func:`_prepare`)."""
+    from climb_vllm.benchmarks.intrinsic.comparison import compare
+
+    return compare(first, second)
 
 
 def _coverage_bench(replications: int) -> dict[str, Any]:

@@ -85,12 +85,16 @@ def _node_mads(scores: Array) -> Array:
     return spread
 
 
-def _mad(scores: Array) -> Array:
-    """Macro-mean AssocMAD over nodes of (nodes, groups, draws) scores: shape (draws,);
-    ``scores`` is overwritten (:func:`_node_mads`)."""
-    # float64 accumulation: a float32 sum over ~100k nodes would drift by ~1e-4.
-    result: Array = _node_mads(scores).mean(axis=0, dtype=np.float64)
-    return result
+def _node_gaps(scores: Array) -> Array:
+    """Each node's worst-group gap of (nodes, groups, draws) scores: (most favoured group's
+    score - least favoured's) / the groups' mean, shape (nodes, draws); ``scores`` is kept."""
+    spread: Array = scores.max(axis=1) - scores.min(axis=1)
+    spread /= scores.mean(axis=1)
+    return spread
+
+
+#: The node statistics the correction inverts: AssocMAD and the worst-group gap.
+NODE_STATISTICS = {"assoc_mad": _node_mads, "gap": _node_gaps}
 
 
 class _Levels:
@@ -101,7 +105,10 @@ class _Levels:
     level that does not nest is summed from the codes.
     """
 
-    def __init__(self, level_ids: Mapping[str, npt.ArrayLike]) -> None:
+    def __init__(
+        self, level_ids: Mapping[str, npt.ArrayLike], statistic: str = "assoc_mad"
+    ) -> None:
+        self.node_statistic = NODE_STATISTICS[statistic]
         ids = [np.unique(np.asarray(v), return_inverse=True)[1] for v in level_ids.values()]
         #: Per level, finest first: (matrix, or None for "the same nodes"; True when summed from
         #: the codes rather than from the finer level's nodes).
@@ -125,6 +132,13 @@ class _Levels:
                     )
                 )
             finer = dense
+
+    def _mean(self, scores: Array) -> Array:
+        """Macro-mean of the node statistic over nodes of (nodes, groups, draws) scores: shape
+        (draws,); ``scores`` may be overwritten (:func:`_node_mads`)."""
+        # float64 accumulation: a float32 sum over ~100k nodes would drift by ~1e-4.
+        result: Array = self.node_statistic(scores).mean(axis=0, dtype=np.float64)
+        return result
 
     def mads(self, values: Array) -> dict[str, Array]:
         """(codes, groups, draws) probabilities -> per attribute, (levels, draws) AssocMAD, and
@@ -150,8 +164,8 @@ class _Levels:
         for sums in levels[::-1]:  # the tables list levels coarsest first
             # The pooled attributes first, since the last one overwrites ``sums``.
             for attribute in ("sex", "ethnicity"):
-                out[attribute].append(_mad(_pool(sums, attribute)))
-            nodes = _node_mads(sums).astype(np.float64)
+                out[attribute].append(self._mean(_pool(sums, attribute)))
+            nodes = self.node_statistic(sums).astype(np.float64)
             if not out["both"]:
                 first = nodes
             out["both"].append(nodes.mean(axis=0))
@@ -203,8 +217,27 @@ def corrected_assoc_mad(
     seed: int = 0,
     level: float = LEVEL,
     max_codes: int = MAX_CODES,
+    statistic: str = "assoc_mad",
 ) -> dict[str, Array]:
-    """The corrected AssocMAD of every level and attribute, with its interval.
+    """The corrected AssocMAD of every level and attribute, with its interval: the tables of
+    :func:`corrected_with_draws` (same arguments)."""
+    return corrected_with_draws(logp, groups, level_ids, draws, seed, level, max_codes, statistic)[
+        0
+    ]
+
+
+def corrected_with_draws(
+    logp: Array,
+    groups: NameGroups,
+    level_ids: Mapping[str, npt.ArrayLike],
+    draws: int = DRAWS,
+    seed: int = 0,
+    level: float = LEVEL,
+    max_codes: int = MAX_CODES,
+    statistic: str = "assoc_mad",
+) -> tuple[dict[str, Array], dict[str, Array]]:
+    """The corrected AssocMAD of every level and attribute, with its interval, and the
+    estimator's parametric bootstrap draws.
 
     Args:
         logp: (codes x names) log-probabilities of the codes the table covers (any per-code
@@ -216,20 +249,33 @@ def corrected_assoc_mad(
         seed: seed of the draws (and of the codes the test uses, beyond ``max_codes``).
         level: central range of T inverted (:data:`LEVEL`).
         max_codes: the most codes the test inverts on (:data:`MAX_CODES`).
+        statistic: the node statistic macro-averaged over a level's nodes: "assoc_mad", or
+            "gap", the worst-group gap (most favoured group's score - least favoured's, over
+            the groups' mean; for the pooled attributes, over 2 sexes or 4 ethnicities).
+            Everything below then speaks of that statistic instead of AssocMAD.
 
     Returns:
-        ``{"both"|"sex"|"ethnicity": array (levels + mean, 4)}`` and ``{"nodes": array (first
-        level's nodes in sorted order, 4)}`` (each chapter's own AssocMAD of the 8 groups,
-        inverted on its own): columns are the observed
-        geometric-mean AssocMAD T, the corrected estimate, and the interval's low and high ends
-        (inf when the observed T is beyond every hypothesis up to :data:`MAX_LAM`). NaN rows
-        when K < 2 (no name spread to learn the noise from).
+        The tables: ``{"both"|"sex"|"ethnicity": array (levels + mean, 4)}`` and ``{"nodes":
+        array (first level's nodes in sorted order, 4)}`` (each chapter's own AssocMAD of the 8
+        groups, inverted on its own): columns are the observed geometric-mean AssocMAD T, the
+        corrected estimate, and the interval's low and high ends (inf when the observed T is
+        beyond every hypothesis up to :data:`MAX_LAM`). NaN rows when K < 2 (no name spread to
+        learn the noise from).
+
+        The draws: per attribute (not ``"nodes"``), (levels + mean, ``draws``) values of the
+        estimator for name lists drawn from the fitted population (the hypothesis at the
+        estimate's lam, read off the same draws that made the curves, so no extra simulation):
+        its sampling distribution under the fit. Draw b uses the same name slots in every call
+        with the same ``seed``, codes and group sizes, so two models' draws are paired by name
+        (:mod:`.comparison`). A draw beyond every hypothesis takes the largest one's value;
+        every draw is inf when the estimate itself is.
     """
     rows = len(level_ids) + 1
     if groups.size < 2:
         first = len(np.unique(np.asarray(next(iter(level_ids.values())))))
-        return {a: np.full((rows, 4), np.nan) for a in ("both", "sex", "ethnicity")} | {
-            "nodes": np.full((first, 4), np.nan)
+        empty = {a: np.full((rows, 4), np.nan) for a in ("both", "sex", "ethnicity")}
+        return empty | {"nodes": np.full((first, 4), np.nan)}, {
+            a: np.full((rows, draws), np.nan) for a in empty
         }
     # A per-code shift cancels in a node's AssocMAD when it is the same over the node's codes:
     # shifting each chapter to a maximum of 0 keeps float32 far from underflow (module note of
@@ -237,13 +283,13 @@ def corrected_assoc_mad(
     means, residuals = _group_logs(logp - _chapter_max(logp, level_ids), groups)
     centre = means.mean(axis=1, keepdims=True)
     deviation = means - centre
-    every = _Levels(level_ids)
+    every = _Levels(level_ids, statistic)
     rng = np.random.default_rng(seed)
     # The test may use a random subset of the codes: it stays exact (T is computed on the same
     # codes for the observation and every draw), and name sampling, which the draws mimic, is
     # shared by every code, so more codes add little to what the test learns about lam.
     test = _subset(rng, np.asarray(next(iter(level_ids.values()))), max_codes)
-    tested = _Levels({k: np.asarray(v)[test] for k, v in level_ids.items()})
+    tested = _Levels({k: np.asarray(v)[test] for k, v in level_ids.items()}, statistic)
     residuals32 = residuals[test].astype(np.float32)
     picks = rng.integers(0, residuals.shape[1], size=(draws, means.shape[1], groups.size))
     noise_of = np.zeros((draws, means.shape[1], residuals.shape[1]), dtype=np.float32)
@@ -289,6 +335,7 @@ def corrected_assoc_mad(
     thetas = [every.mads(np.exp(centre + x * deviation)[:, :, None]) for x in grid]
     reported = every.mads(np.exp(means)[:, :, None])
     out: dict[str, Array] = {}
+    bootstrap: dict[str, Array] = {}
     for attribute, obs in observed.items():
         sims = np.stack([_rows(attribute, v[attribute]) for v in values], axis=1)  # (rows, lam, b)
         theta = np.stack([_rows(attribute, t[attribute])[:, 0] for t in thetas], axis=1)
@@ -298,14 +345,42 @@ def corrected_assoc_mad(
             np.quantile(sims, [lows, mids, highs], axis=2), axis=2
         )  # (3, rows, lam)
         table = np.empty((len(theta), 4))
+        drawn = np.full((len(theta), sims.shape[2]), np.nan)
         for i, t in enumerate(_rows(attribute, obs)[:, 0]):
             # The estimate from the median; the low end from the high quantile and vice versa.
             ends = [_invert(lam, quantiles[j, i], float(t)) for j in (1, 2, 0)]
             table[i] = [_rows(attribute, reported[attribute])[i, 0], *(
                 float(np.interp(e, lam, theta[i])) if np.isfinite(e) else np.inf for e in ends
             )]  # fmt: skip
+            if attribute != "nodes":
+                drawn[i] = _estimator_draws(lam, sims[i], quantiles[1, i], theta[i], ends[0])
         out[attribute] = table
-    return out
+        if attribute != "nodes":
+            bootstrap[attribute] = drawn
+    return out, bootstrap
+
+
+def _estimator_draws(lam: Array, sims: Array, median: Array, theta: Array, fitted: float) -> Array:
+    """The estimator's value for each draw of T at the fitted lam.
+
+    Args:
+        lam: the grid.
+        sims: T of every draw at every grid point, (lam, draws); a draw's T is smooth in lam
+            (the same names at every grid point), so T at ``fitted`` is read off by linear
+            interpolation.
+        median: the median curve of T the estimate inverts (non-decreasing).
+        theta: the population AssocMAD at each grid point (non-decreasing).
+        fitted: the estimate's lam (inf: beyond every hypothesis; every draw is then inf).
+    """
+    if not np.isfinite(fitted):
+        return np.full(sims.shape[1], np.inf)
+    at = np.array([np.interp(fitted, lam, sims[:, b]) for b in range(sims.shape[1])])
+    found = np.array([_invert(lam, median, float(t)) for t in at])
+    # A draw beyond every hypothesis takes the largest one's value: the fitted lam lies inside
+    # the grid, so such draws are the upper tail's rare few, and a finite value keeps the
+    # draws' quantiles (a little short of their true spread in that tail).
+    result: Array = np.interp(np.minimum(found, lam[-1]), lam, theta)
+    return result
 
 
 def _rows(key: str, values: Array) -> Array:

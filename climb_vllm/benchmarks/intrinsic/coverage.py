@@ -1,4 +1,6 @@
 """``climb-vllm bench --assoc-coverage N``: how often the intervals beside AssocMAD (Table 1),
+beside the difference of two models' AssocMAD (:mod:`.comparison`), the worst-group gap
+(:mod:`.gaps`),
 sex-preference correctness (Table 3) and the drill-down's ratios cover the value for the
 population of names that each group's list samples, by simulation with a known truth: the
 percentile bootstrap printed before, and the corrected estimates' intervals printed now
@@ -24,7 +26,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from climb_vllm.benchmarks.intrinsic import assoc, correction, drilldown, preference
+from climb_vllm.benchmarks.intrinsic import (
+    assoc,
+    comparison,
+    correction,
+    drilldown,
+    preference,
+)
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,11 @@ HELD_OUT = (
 )
 GROUPS = 8
 K = 5
+#: Correlation of the two models' name effects and name x code noise in the paired scenarios.
+PAIR_CORRELATION = 0.8
+#: The second model's group effects relative to the first's, in the paired scenarios: less
+#: biased, and as biased (where the difference is near 0).
+PAIR_SHRINKS = (0.6, 1.0)
 
 
 def _groups() -> assoc.NameGroups:
@@ -173,11 +186,145 @@ def scenario_coverage(
     }
 
 
+def gap_coverage(
+    s: Scenario, replications: int, codes: int = 200, size: int = 300, seed: int = 0
+) -> dict[str, float]:
+    """Coverage of the corrected worst-group gap's interval (one level, every code its own
+    node; :func:`.correction.corrected_assoc_mad` with ``statistic="gap"``), beside the
+    population's gap and the mean of the paper-style gap of K names' mean probabilities.
+
+    Args:
+        s: the population's sizes.
+        replications: name lists drawn (each gives one interval).
+        codes: codes of the population.
+        size: names per group in the population.
+        seed: seed of the population and the draws.
+    """
+    rng = np.random.default_rng(seed)
+    population = _population(rng, s, codes, size)
+    truth = _gap(population.mean(axis=1))
+    groups = _groups()
+    ids = {"l5": np.arange(codes).astype(str)}
+    covered = 0
+    plain = []
+    corrected = []
+    for k in range(replications):
+        picks = [rng.choice(size, K, replace=False) for _ in range(GROUPS)]
+        drawn = np.stack([population[g, picks[g]] for g in range(GROUPS)])  # groups, K, codes
+        plain.append(_gap(drawn.mean(axis=1)))
+        matrix = np.concatenate([drawn[g].T for g in range(GROUPS)], axis=1)
+        _, fixed, low, high = correction.corrected_assoc_mad(
+            np.log(matrix), groups, ids, seed=k, statistic="gap"
+        )["both"][0]
+        corrected.append(fixed)
+        covered += bool(low <= truth + 1e-9 and truth <= high)
+    return {
+        f"{s.name}_gap_population": truth,
+        f"{s.name}_gap_mean_estimate": float(np.mean(plain)),
+        f"{s.name}_gap_corrected_mean": float(np.mean(corrected)),
+        f"{s.name}_gap_corrected_coverage": covered / replications,
+    }
+
+
+def _gap(means: np.ndarray) -> float:
+    """Mean over codes of the worst-group gap of (groups, codes) mean probabilities."""
+    return float(np.mean((means.max(axis=0) - means.min(axis=0)) / means.mean(axis=0)))
+
+
+def _pair_population(
+    rng: np.random.Generator, s: Scenario, codes: int, size: int, shrink: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two models' probabilities (groups, names, codes) over the same names: the second shares
+    the code effects, most of each name's effect and of its name x code noise (correlation
+    :data:`PAIR_CORRELATION`), and has the first's group effects times ``shrink`` plus a little
+    of its own. Each is rescaled as :func:`_population` does."""
+    rho = PAIR_CORRELATION
+    own = np.sqrt(1 - rho**2)
+    code = rng.normal(-9, 1, codes)
+    group = rng.normal(0, s.group_overall, (GROUPS, 1)) + rng.normal(
+        0, s.group_per_code, (GROUPS, codes)
+    )
+    other_group = shrink * group + 0.25 * (
+        rng.normal(0, s.group_overall, (GROUPS, 1))
+        + rng.normal(0, s.group_per_code, (GROUPS, codes))
+    )
+    name = rng.normal(0, s.name_effect, (GROUPS, size, 1))
+    noise = rng.normal(0, s.noise, (GROUPS, size, codes))
+    out = []
+    for g, n, e in (
+        (group, name, noise),
+        (
+            other_group,
+            rho * name + own * rng.normal(0, s.name_effect, name.shape),
+            rho * noise + own * rng.normal(0, s.noise, noise.shape),
+        ),
+    ):
+        p = np.exp(code[None, None] + g[:, None] + n + e)
+        target = np.exp(code[None] + g)
+        out.append(p * (target / p.mean(axis=1))[:, None])
+    return out[0], out[1]
+
+
+def _truth_mad(population: np.ndarray) -> float:
+    """Population AssocMAD (one level, every code its own node) of (groups, names, codes)."""
+    means = population.mean(axis=1)
+    return float(np.mean(np.abs(means / means.mean(axis=0) - 1).mean(axis=0)))
+
+
+def paired_coverage(
+    s: Scenario,
+    replications: int,
+    shrink: float = 0.6,
+    codes: int = 200,
+    size: int = 300,
+    seed: int = 0,
+    level: float = comparison.LEVEL,
+) -> dict[str, float]:
+    """Coverage of the paired difference of two models' corrected AssocMAD (:mod:`.comparison`)
+    with the same names drawn for both, on :func:`_pair_population` populations.
+
+    Args:
+        s: the first model's sizes.
+        replications: name lists drawn (each gives one interval).
+        shrink: the second model's group effects relative to the first's.
+        codes: codes of the population.
+        size: names per group in the population.
+        seed: seed of the population and the draws.
+        level: the central range of the draws (:data:`comparison.LEVEL`).
+    """
+    rng = np.random.default_rng(seed)
+    first, second = _pair_population(rng, s, codes, size, shrink)
+    truth = _truth_mad(second) - _truth_mad(first)
+    groups = _groups()
+    ids = {"l5": np.arange(codes).astype(str)}
+    covered = 0
+    differences = []
+    for k in range(replications):
+        picks = [rng.choice(size, K, replace=False) for _ in range(GROUPS)]
+        fits = []
+        for population in (first, second):
+            matrix = np.concatenate([population[g, picks[g]].T for g in range(GROUPS)], axis=1)
+            table, draws = correction.corrected_with_draws(np.log(matrix), groups, ids, seed=k)
+            fits.append((float(table["both"][0, 1]), draws["both"][0]))
+        difference, low, high = comparison.paired_interval(*fits[0], *fits[1], level=level)
+        differences.append(difference)
+        covered += bool(low - 1e-9 <= truth <= high + 1e-9)
+    return {
+        f"{s.name}_paired_difference_population": truth,
+        f"{s.name}_paired_difference_mean_estimate": float(np.nanmean(differences)),
+        f"{s.name}_paired_difference_coverage": covered / replications,
+    }
+
+
 def coverage_bench(replications: int) -> dict[str, Any]:
     """Every scenario's coverage (95% intervals as printed today) over ``replications``."""
     results: dict[str, Any] = {"replications": replications, "names_per_group": K}
     for k, scenario in enumerate(SCENARIOS + HELD_OUT):
         results |= scenario_coverage(scenario, replications, seed=k)
+        results |= gap_coverage(scenario, replications, seed=k)
+        for shrink in PAIR_SHRINKS:
+            paired = paired_coverage(scenario, replications, shrink=shrink, seed=k)
+            results |= {f"{key}_shrink_{shrink}": v for key, v in paired.items()}
     return results
 
 

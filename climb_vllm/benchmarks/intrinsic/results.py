@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from climb_vllm.benchmarks.intrinsic import assoc, correction, drilldown, preference
+from climb_vllm.benchmarks.intrinsic import assoc, correction, drilldown, gaps, preference
 from climb_vllm.benchmarks.intrinsic.correction import with_mean as _with_mean
 from climb_vllm.core.errors import UserError
 
@@ -146,6 +146,21 @@ class Scorer:
         groups = self.groups
         levels = {k: v[rows] for k, v in self.codes.level_ids.items()}
         return correction.corrected_assoc_mad(self.logp[rows], groups, levels, draws, seed)
+
+    def gaps(self, draws: int, seed: int) -> dict[str, pl.DataFrame]:
+        """:func:`gaps.worst_gap_tables` of the sex-neutral codes (corrected when ``draws``)."""
+        rows = np.flatnonzero(self.neutral)
+        return gaps.worst_gap_tables(
+            self.probabilities[rows],
+            self.logp[rows],
+            {k: v[rows] for k, v in self.codes.level_ids.items()},
+            self.codes.chapters,
+            self.groups,
+            self.weights,
+            self.pooling,
+            draws,
+            seed,
+        )
 
     def null(self, subset: np.ndarray | None) -> dict[str, np.ndarray]:
         """AssocMAD of the codes where ``subset`` is True under each names-alone permutation:
@@ -303,17 +318,21 @@ def _tables_of(scorer: Scorer, prefix: str, draws: int, seed: int) -> dict[str, 
         for attribute in ("sex", "ethnicity")
     ]
     table2 = pl.concat(by_attribute)
-    return {
-        f"{prefix}table1": level_frame(values["both"], nodes, fixed.get("both")),
-        f"{prefix}table2": table2.select(
-            "attribute", *[c for c in table2.columns if c != "attribute"]
-        ),  # fmt: skip
-        f"{prefix}table3": scorer.sex_preference(),
-        f"{prefix}chapter_assoc": scorer.chapter_assoc(scorer.neutral, fixed.get("nodes")),
-    } | (
-        {f"{prefix}null": null_frame(values, scorer.null(scorer.neutral))}
-        if scorer.null_weights is not None
-        else {}
+    return (
+        {
+            f"{prefix}table1": level_frame(values["both"], nodes, fixed.get("both")),
+            f"{prefix}table2": table2.select(
+                "attribute", *[c for c in table2.columns if c != "attribute"]
+            ),  # fmt: skip
+            f"{prefix}table3": scorer.sex_preference(),
+            f"{prefix}chapter_assoc": scorer.chapter_assoc(scorer.neutral, fixed.get("nodes")),
+        }
+        | (
+            {f"{prefix}null": null_frame(values, scorer.null(scorer.neutral))}
+            if scorer.null_weights is not None
+            else {}
+        )
+        | {f"{prefix}{key}": frame for key, frame in scorer.gaps(draws, seed).items()}
     )
 
 

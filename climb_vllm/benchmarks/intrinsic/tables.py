@@ -41,6 +41,13 @@ TABLE_TITLES = {
     "each group's population of names) with its 95% interval",
     "chapter_assoc": "AssocMAD of each ICD-10-CM chapter on its own (sex-neutral codes, 8 "
     f"groups). {CORRECTED_NOTE}",
+    "worst_gap": "Worst-group gap by ICD level (sex-neutral codes): per node, (most favoured "
+    "group's score - least favoured's) / the groups' mean, averaged over the level's nodes; 8 "
+    "groups, or pooled by sex or by ethnicity. Each level: the gap of the listed names, then "
+    "the name-sampling-corrected gap with its 95% interval by test inversion",
+    "chapter_gap": "Worst-group gap of each ICD-10-CM chapter on its own (sex-neutral codes, 8 "
+    "groups), with the chapter's most and least favoured groups by the listed names' scores. "
+    "The gap of the listed names, then the corrected gap with its 95% interval",
     "table8": "CLIMB Table 8. AssocMAD with the top-K names per group (raw scores). "
     f"{CORRECTED_NOTE} (none for K = 1: one name per group leaves no spread to correct with)",
     "sensitivity": "Template sensitivity: AssocMAD by level (sex-neutral codes of a stratified "
@@ -165,12 +172,12 @@ def method_frame(config: IntrinsicConfig, task: IntrinsicTask, calibrated: bool)
 VARIANTS = (("", "paper"), ("calibrated_", "calibrated"))
 
 
-def _levels_row(frame: pl.DataFrame) -> dict[str, Any]:
-    """One row: each level's value and, where the frame has them, its interval."""
+def _levels_row(frame: pl.DataFrame, column: str = "assoc_mad") -> dict[str, Any]:
+    """One row: each level's value (``column``) and, where the frame has them, its interval."""
     row: dict[str, Any] = {}
     for record in frame.iter_rows(named=True):
         label = "Mean" if record["level"] == "mean" else record["level"]
-        row[label] = round(record["assoc_mad"], 4)
+        row[label] = round(record[column], 4)
         if "corrected" in record:  # None where K = 1 leaves nothing to correct with
             row |= _corrected_cells(label, record["corrected"], record["ci_low"], record["ci_high"])
     return row
@@ -190,18 +197,18 @@ def _corrected_cells(
     }
 
 
-def _chapter_row(record: dict[str, Any]) -> dict[str, Any]:
-    """One chapter's AssocMAD as printed: the paper's value, then the corrected one and its
-    interval (where the run computed them)."""
+def _chapter_row(
+    record: dict[str, Any], column: str = "assoc_mad", name: str = "AssocMAD"
+) -> dict[str, Any]:
+    """One chapter's statistic (``column``, printed as ``name``): the listed names' value, then
+    the corrected one and its interval (where the run computed them)."""
     row: dict[str, Any] = {
         "Chapter": chapter_name(record["chapter"]),
         "Sex-neutral codes": record["codes"],
-        "AssocMAD": round(record["assoc_mad"], 4),
+        name: round(record[column], 4),
     }
     if "corrected" in record:
-        row |= _corrected_cells(
-            "AssocMAD", record["corrected"], record["ci_low"], record["ci_high"]
-        )
+        row |= _corrected_cells(name, record["corrected"], record["ci_low"], record["ci_high"])
     return row
 
 
@@ -335,6 +342,7 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
         if f"{prefix}chapter_assoc" in tables
     ]  # fmt: skip
     out["chapter_assoc"] = pl.concat(chapters, how="diagonal") if chapters else pl.DataFrame()
+    out |= _gap_layout(tables, variants, model)
     out["table8"] = pl.DataFrame(
         [
             {"Model": model, "K": k} | _levels_row(part)
@@ -357,6 +365,39 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
         if sexes:
             out["sensitivity_preference"] = frame.select(*keys, *sexes)
     return out
+
+
+def _gap_layout(
+    tables: dict[str, pl.DataFrame], variants: list[tuple[str, str]], model: str
+) -> dict[str, pl.DataFrame]:
+    """The worst-group gap tables as printed: per level (groups as rows, levels as columns)
+    and per chapter (with the most and least favoured group)."""
+    present = [(prefix, label) for prefix, label in variants if f"{prefix}worst_gap" in tables]
+    if not present:
+        return {}
+    groups = {"both": "8 groups", "sex": "Sex", "ethnicity": "Ethnicity"}
+    levels = pl.DataFrame(
+        [
+            {"Model": model, "Scores": label, "Groups": name}
+            | _levels_row(
+                tables[f"{prefix}worst_gap"].filter(pl.col("attribute") == attribute), "gap"
+            )
+            for prefix, label in present
+            for attribute, name in groups.items()
+        ]
+    )
+    chapters = []
+    for prefix, label in present:
+        for record in tables[f"{prefix}chapter_gap"].iter_rows(named=True):
+            chapters.append(
+                {"Model": model, "Scores": label}
+                | _chapter_row(record, "gap", "Gap")
+                | {
+                    "Most favoured": record["most_favoured"],
+                    "Least favoured": record["least_favoured"],
+                }
+            )
+    return {"worst_gap": levels, "chapter_gap": pl.DataFrame(chapters)}
 
 
 def write_intrinsic_report(store: RunStore, tables: dict[str, pl.DataFrame], model: str) -> Path:

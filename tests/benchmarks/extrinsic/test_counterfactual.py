@@ -27,3 +27,23 @@ def test_variants() -> None:
     # A female baseline gets a male counterfactual instead.
     flipped = variants(sections, {"sex": "female", "ethnicity": "White", "insurance": "Other"})
     assert any(v.name == "sex=male" for v in flipped)
+
+
+def test_two_attributes_at_once() -> None:
+    sections = {"clinical_note": "He has a cough."}
+    base = {"sex": "male", "ethnicity": "Black", "insurance": "Other"}
+    made = variants(sections, base, intersections=("sex+ethnicity", "ethnicity+insurance"))
+    joint = sorted({v.name for v in made if "&" in v.name})
+    # The case's own ethnicity (Black) is no counterfactual value, alone or together.
+    assert joint == sorted(
+        [f"sex=female&ethnicity={e}" for e in ("Hispanic", "Asian")]
+        + [f"ethnicity={e}&insurance={i}" for e in ("Hispanic", "Asian")
+           for i in ("Medicaid", "Medicare")]
+    )  # fmt: skip
+    both = next(v for v in made if v.name == "sex=female&ethnicity=Asian")
+    assert (both.attribute, both.value) == ("sex+ethnicity", "female & Asian")
+    assert both.demographics == {"sex": "female", "ethnicity": "Asian", "insurance": "Other"}
+    assert both.sections["clinical_note"] == "She has a cough."  # the notes follow the sex
+    other = next(v for v in made if v.name == "ethnicity=Asian&insurance=Medicaid")
+    assert other.sections == sections and other.edits == ()
+    assert len(variants(sections, base)) < len(made)  # none unless asked

@@ -174,3 +174,17 @@ def test_default_protocol_cuts_notes_to_the_model_context(tiny_model: Path, tmp_
     variants = pl.read_parquet(out / "records" / "extrinsic" / "variants.parquet")
     assert variants["truncated"].any()
     assert (variants.filter(pl.col("truncated"))["kept_share"] < 1).all()
+
+
+def test_two_attributes_at_once_end_to_end(tiny_model: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert main(command(tiny_model, out, "--limit", "2", "--intersection", "sex+insurance")) == 0
+    config = json.loads((out / "manifest.json").read_text())["benchmarks"]["extrinsic"]["config"]
+    assert config["intersections"] == ["sex+insurance"]
+    results = out / "results" / "extrinsic"
+    table4 = pl.read_csv(results / "table4.csv")
+    assert "sex+insurance" in table4["Attribute"].to_list()
+    joint = pl.read_csv(results / "intersections.csv")
+    assert joint.height >= 1 and set(joint["Attributes"]) == {"sex+insurance"}
+    # A pair the benchmark does not offer is refused with the choices named.
+    assert main(command(tiny_model, tmp_path / "bad", "--intersection", "sex+age")) == 2
