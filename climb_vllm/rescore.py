@@ -12,6 +12,7 @@ from typing import Any
 
 from climb_vllm.benchmarks.registry import REGISTRY, get
 from climb_vllm.core.errors import UserError
+from climb_vllm.core.freshness import mark
 from climb_vllm.core.store import RunStore
 
 #: Relative differences below this are rounding, not change: matrix products give results that
@@ -41,8 +42,11 @@ def run_benchmarks(run_dir: Path) -> list[str]:
 
 
 def benchmark_results(run_dir: Path, benchmark: str, quiet: bool) -> dict[str, Any]:
-    """Recompute and write one benchmark's results; returns its metrics."""
-    return get(benchmark).results(RunStore(run_dir, READ_ONLY_FIX), quiet=quiet)
+    """Recompute and write one benchmark's results, stamped with their inputs
+    (:mod:`climb_vllm.core.freshness`); returns its metrics."""
+    metrics = get(benchmark).results(RunStore(run_dir, READ_ONLY_FIX), quiet=quiet)
+    mark(run_dir, benchmark)
+    return metrics
 
 
 def grade_change_lines(benchmark: str, regraded: list[dict[str, Any]]) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 from climb_vllm.benchmarks.base import Benchmark
 from climb_vllm.core.config import EngineConfig
 from climb_vllm.core.errors import UserError
+from climb_vllm.core.freshness import mark
 from climb_vllm.core.run import EngineCache, EngineOptions, RunContext, engine_settings
 
 
@@ -68,6 +69,7 @@ def run_suite(
             try:
                 config = benchmark.configure(settings, values.get(benchmark.name, {}))
                 run_dir = benchmark.run(config, shared)
+                mark(run_dir, benchmark.name)  # its results are those of its final records
             except UserError as exc:
                 failed[benchmark.name] = str(exc)
             except Exception as exc:  # a defect in one benchmark must not cost the others

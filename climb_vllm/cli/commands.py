@@ -11,6 +11,7 @@ from climb_vllm.benchmarks.base import Benchmark, ExternalGrader
 from climb_vllm.benchmarks.registry import get, selected
 from climb_vllm.cli.parser import SUITE_DEST, suite_options
 from climb_vllm.core.errors import UserError
+from climb_vllm.core.freshness import mark
 from climb_vllm.core.run import EngineOptions, RunContext, engine_settings
 
 
@@ -61,7 +62,9 @@ def eval_one(args: argparse.Namespace) -> Path:
     benchmark = get(args.benchmark)
     values = _given({o.dest: getattr(args, o.dest) for o in benchmark.options})
     config = benchmark.configure(engine_settings(engine_options(args)), values)
-    return benchmark.run(config, run_context(args))
+    run_dir = benchmark.run(config, run_context(args))
+    mark(run_dir, benchmark.name)  # its results are those of its final records
+    return run_dir
 
 
 def suite_values(args: argparse.Namespace, benchmarks: list[Benchmark]) -> dict[str, Any]:
