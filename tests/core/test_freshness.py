@@ -61,3 +61,17 @@ def test_changed_records_or_configuration_are_recomputed(
 def test_no_stamp_no_reuse(run: Path) -> None:
     (run / "results" / "intrinsic" / freshness.STAMP).unlink()
     assert freshness.current_metrics(run, "intrinsic") is None
+
+
+def test_an_input_file_the_configuration_names_is_part_of_the_stamp(
+    run: Path, tmp_path: Path
+) -> None:
+    named = tmp_path / "inputs.csv"
+    named.write_text("a\n")
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["benchmarks"]["intrinsic"]["config"]["names_file"] = str(named)
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    freshness.mark(run, "intrinsic")
+    assert freshness.current_metrics(run, "intrinsic") is not None
+    named.write_text("a changed file\n")
+    assert freshness.current_metrics(run, "intrinsic") is None
