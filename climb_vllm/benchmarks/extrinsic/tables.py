@@ -27,12 +27,14 @@ TITLES = {
 }
 
 
+def _pct(column: str) -> pl.Expr:
+    """A fraction column as percent (or percentage points), as the tables show it."""
+    return (pl.col(column) * 100).round(2)
+
+
 def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.DataFrame]:
     """The tables as shown: percentages, intervals as text, one row per model and value."""
     import polars as pl
-
-    def pct(column: str) -> pl.Expr:
-        return (pl.col(column) * 100).round(2)
 
     def bias(frame: pl.DataFrame, extra: list[pl.Expr]) -> pl.DataFrame:
         if frame.height == 0:
@@ -43,18 +45,18 @@ def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, p
             pl.col("attribute").alias("Attribute"),
             pl.col("value").alias("Value"),
             pl.col("pairs").alias("Pairs"),
-            pct("bias").alias("Bias (pp)"),
+            _pct("bias").alias("Bias (pp)"),
             pl.col("bias_pct").round(1).alias("Bias (% of default)"),
-            pl.format("[{}, {}]", pct("ci_low"), pct("ci_high")).alias("Bias (pp) 95% CI"),
+            pl.format("[{}, {}]", _pct("ci_low"), _pct("ci_high")).alias("Bias (pp) 95% CI"),
             pl.col("p_value").round(4).alias("p"),
             pl.format(
-                "{} [{}, {}]", pct("placebo_bias"), pct("placebo_ci_low"), pct("placebo_ci_high")
+                "{} [{}, {}]", _pct("placebo_bias"), _pct("placebo_ci_low"), _pct("placebo_ci_high")
             ).alias("Placebo (pp)"),
-            pct("bias_drop").alias("Bias, CliBench drop rule (pp)"),
-            pl.format("{} / {}", pct("dropped_default"), pct("dropped_variant")).alias(
+            _pct("bias_drop").alias("Bias, CliBench drop rule (pp)"),
+            pl.format("{} / {}", _pct("dropped_default"), _pct("dropped_variant")).alias(
                 "Dropped by that rule, default / variant (%)"
             ),
-            pl.format("{} / {}", pct("refusal_default"), pct("refusal_variant")).alias(
+            pl.format("{} / {}", _pct("refusal_default"), _pct("refusal_variant")).alias(
                 "Refusals, default / variant (%)"
             ),
         )
@@ -77,11 +79,11 @@ def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, p
         "variant",
         "placement",
         "outputs",
-        pct("no_parse_share").alias("No parse (%)"),
-        pct("refusal_share").alias("Refusals (%)"),
-        pct("dropped_share").alias("Dropped by CliBench's rule (%)"),
-        pct("recall_mean").alias("Recall mean (%)"),
-        *[pct(c).alias(c.removeprefix("method_") + " (%)") for c in variants.columns
+        _pct("no_parse_share").alias("No parse (%)"),
+        _pct("refusal_share").alias("Refusals (%)"),
+        _pct("dropped_share").alias("Dropped by CliBench's rule (%)"),
+        _pct("recall_mean").alias("Recall mean (%)"),
+        *[_pct(c).alias(c.removeprefix("method_") + " (%)") for c in variants.columns
           if c.startswith("method_")],
     )  # fmt: skip
     return {
@@ -120,18 +122,14 @@ def _intersections(frame: pl.DataFrame, model: str) -> pl.DataFrame:
 
     if frame.height == 0:
         return frame
-
-    def pp(column: str) -> pl.Expr:
-        return (pl.col(column) * 100).round(2)
-
     return frame.select(
         pl.lit(model).alias("Model"),
         pl.col("attribute").alias("Attributes"),
         pl.col("value").alias("Values"),
         pl.col("pairs").alias("Pairs"),
-        pp("joint").alias("Joint bias (pp)"),
-        pp("first").alias("First alone (pp)"),
-        pp("second").alias("Second alone (pp)"),
-        pp("interaction").alias("Interaction (pp)"),
-        pl.format("[{}, {}]", pp("ci_low"), pp("ci_high")).alias("Interaction (pp) 95% CI"),
+        _pct("joint").alias("Joint bias (pp)"),
+        _pct("first").alias("First alone (pp)"),
+        _pct("second").alias("Second alone (pp)"),
+        _pct("interaction").alias("Interaction (pp)"),
+        pl.format("[{}, {}]", _pct("ci_low"), _pct("ci_high")).alias("Interaction (pp) 95% CI"),
     )
