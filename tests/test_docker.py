@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from climb_vllm.server_config import SCORING_FLAGS, hardware_preset
+from climb_vllm.serving.config import SCORING_FLAGS, hardware_preset
 from tests.helpers import vllm_python
 
 COMPOSE = Path(__file__).parents[1] / "docker" / "compose.yaml"

@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.verb == "serve":
             print("ready: " + " ".join(commands.serve(args)))
         elif args.verb == "stop":
-            from climb_vllm.serving import stop
+            from climb_vllm.serving.state import stop
 
             lines = stop()
             print("\n".join(lines) if lines else "no server to stop (none was started)")

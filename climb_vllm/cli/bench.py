@@ -54,6 +54,14 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
             args.model, args.codes, args.device, args.dtype, args.batch_tokens,
             repeats=args.repeats,
         )  # fmt: skip
+    elif args.agreement:
+        from climb_vllm.engines.bench import agreement_bench
+        from climb_vllm.engines.sources import resolve
+
+        if args.model is None:
+            raise UserError("bench --agreement needs the served weights.", "add --model.")
+        model = Path(resolve(str(args.model)))
+        results = agreement_bench(model, args.agreement, args.codes, args.top_k)
     elif args.endpoint:
         from climb_vllm.benchmarks.intrinsic.bench import requests_for
         from climb_vllm.engines.bench import serving_bench

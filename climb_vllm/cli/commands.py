@@ -205,12 +205,16 @@ def report(args: argparse.Namespace) -> Path:
 
 
 def serve(args: argparse.Namespace) -> list[str]:
-    """``serve``: start vLLM servers; returns their URLs."""
+    """``serve``: start vLLM or llama.cpp servers; returns their URLs."""
     from climb_vllm.adapters import lora_flags, parse_adapters
-    from climb_vllm.serving import serve as start
+    from climb_vllm.serving.launch import serve as start
 
     models = [m for m in args.model.split(",") if m]
     adapters = lora_flags(parse_adapters(args.adapters))
+    if adapters and args.server != "vllm":
+        raise UserError(
+            "--adapters are served by vLLM only.", "serve adapters without --server llamacpp."
+        )
     if adapters and len(models) > 1:
         raise UserError(
             "--adapters belong to one base model, but several models were given.",
@@ -226,6 +230,7 @@ def serve(args: argparse.Namespace) -> list[str]:
         cpu=args.cpu,
         extra=adapters + [a for a in args.vllm_args if a != "--"],
         timeout=args.timeout,
+        server=args.server,
     )
 
 
@@ -257,6 +262,12 @@ def model(args: argparse.Namespace) -> str:
     from climb_vllm.engines import sources
 
     if args.model_verb == "get":
+        if args.gguf == "file":
+            return str(sources.gguf_file(args.name))
+        if args.gguf == "f32":
+            from climb_vllm.serving.llamacpp import dequantized
+
+            return str(dequantized(sources.gguf_file(args.name)))
         return str(sources.get(args.name))
     lines = []
     for name, source in sources.SOURCES.items():

@@ -281,6 +281,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     get = model_verbs.add_parser("get", help=text, description=text)
     get.add_argument("name", help="the model source: " + ", ".join(SOURCES))
+    get.add_argument(
+        "--gguf",
+        choices=("file", "f32"),
+        help="print the verified GGUF file instead (what llama.cpp serves), or with f32 a copy "
+        "of it with every tensor dequantized to fp32 (made once, cached): llama.cpp then "
+        "computes without quantized kernels, for comparing servers on equal terms",
+    )
     text = "list the model sources and whether each is converted"
     model_verbs.add_parser("list", help=text, description=text)
     text = "export the installed simple-icd-10-cm release as a table for --icd-release"
@@ -292,7 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_serving(verbs: Any) -> None:
     """``serve`` and ``stop``."""
-    serve = verbs.add_parser("serve", help="start vLLM servers and record their endpoints")
+    serve = verbs.add_parser(
+        "serve", help="start vLLM (or llama.cpp) servers and record their endpoints"
+    )
     serve.add_argument(
         "--model", required=True,
         help="model folder, hub id, or a model file's name under server/models/; "
@@ -302,7 +311,18 @@ def _add_serving(verbs: Any) -> None:
     serve.add_argument("--gpus", default="", help="CUDA device ids, e.g. 0,1,2,3 (empty: CPU)")
     serve.add_argument("--tp", type=int, help="tensor-parallel size per server (default: the "
                        "model file's, else 1)")  # fmt: skip
-    serve.add_argument("--python", help="interpreter with vLLM installed (default: this one)")
+    serve.add_argument(
+        "--server",
+        choices=("vllm", "llamacpp"),
+        default="vllm",
+        help="vllm (default) or llamacpp: llama-cpp-python's server, which serves a GGUF file "
+        "or a model source's (make llamacpp installs it)",
+    )
+    serve.add_argument(
+        "--python",
+        help="interpreter with the server installed (default: this one for vLLM, "
+        ".venv-llamacpp/bin/python for llama.cpp)",
+    )
     serve.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
     )
@@ -359,6 +379,15 @@ def _add_bench(verbs: Any) -> None:
     bench.add_argument("--json", type=Path, help="also write the results as JSON here")
     bench.add_argument(
         "--endpoint", help="measure the serving path against this vLLM server (needs --model)"
+    )
+    bench.add_argument(
+        "--agreement", action="append", metavar="URL",
+        help="served scores against the in-process engine on --codes codes (names: --top-k "
+        "per group): |difference| and wall time per endpoint (repeatable; any server that "
+        "serves --model's weights)",
+    )  # fmt: skip
+    bench.add_argument(
+        "--top-k", type=int, default=1, help="names per group for --agreement (default: 1)"
     )
     for benchmark in REGISTRY.values():
         for hook in benchmark.bench_hooks:

@@ -19,3 +19,17 @@ class UserError(Exception):
     def __reduce__(self) -> tuple[type[UserError], tuple[str, str]]:
         # Rebuilt from both parts, so that it survives the trip back from a worker process.
         return (UserError, (self.message, self.fix))
+
+
+class NotApplicable(UserError):
+    """A benchmark that cannot run on this engine at all (a server without prompt log-probs for
+    a scoring benchmark): ``eval <benchmark>`` stops with it as an error; ``eval all`` reports
+    the benchmark as not applicable, not as failed, and runs the others.
+
+    Args:
+        message: why the benchmark cannot run here.
+        fix: what would make it run.
+    """
+
+    def __reduce__(self) -> tuple[type[UserError], tuple[str, str]]:
+        return (NotApplicable, (self.message, self.fix))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from climb_vllm.core.config import EngineConfig
-from climb_vllm.core.errors import UserError
+from climb_vllm.core.errors import NotApplicable, UserError
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -74,7 +74,7 @@ def engine_settings(options: EngineOptions) -> dict[str, Any]:
     Raises:
         UserError: the local engine without a model, or an unusable device / dtype.
     """
-    from climb_vllm.serving import read_endpoints
+    from climb_vllm.serving.state import read_endpoints
 
     engine_name = options.engine or ("http" if options.endpoints else "local")
     endpoints = options.endpoints or (read_endpoints() if engine_name == "http" else ())
@@ -184,7 +184,7 @@ def probe_served_model(config: Config, label: str | None) -> tuple[Engine | None
 
 
 def open_run(
-    config: Config, context: RunContext, benchmark: str, **facts: Any
+    config: Config, context: RunContext, benchmark: str, *, scores: bool = False, **facts: Any
 ) -> tuple[RunStore, Engine, Config]:
     """Claim the run directory for ``benchmark`` and open the engine.
 
@@ -195,10 +195,14 @@ def open_run(
         config: the benchmark's configuration.
         context: the run folder and the suite's shared engines.
         benchmark: the benchmark's registry name (its manifest section).
+        scores: the benchmark needs log-probs of given continuations (``Engine.score``).
         facts: more provenance for the manifest section (datasets, prompts, seeds).
 
     Returns:
         (store, engine, config) with the served model filled into ``config`` for http engines.
+
+    Raises:
+        NotApplicable: ``scores`` and the engine cannot score (nothing is written).
     """
     from climb_vllm.core.store import RunStore, default_run_dir
     from climb_vllm.engines.registry import open_engine
@@ -221,6 +225,16 @@ def open_run(
     # refuses the corrected command: check the directory first, open the engine, then claim.
     store.check_claim(benchmark, config.hashed_fields(), config.config_hash())
     engine = engine or open_engine(config)
+    if scores:
+        reason = getattr(engine, "cannot_score", lambda: None)()
+        if reason is not None:
+            # Before the claim: the run folder keeps nothing that would refuse the same
+            # command against a server that can score.
+            raise NotApplicable(
+                f"{benchmark} needs prompt log-probs, which {reason}.",
+                "serve the model with vLLM (make serve MODEL=...) or llama.cpp's server "
+                "(make serve MODEL=... SERVER=llamacpp), or run it in process (--engine local).",
+            )
     from climb_vllm.engines.identity import canary, check_replicas_agree, check_same_model
 
     facts_now = engine.describe() | {"canary": canary(engine)}

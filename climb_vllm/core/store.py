@@ -223,16 +223,23 @@ class RunStore:
         self._save(manifest)
         return False
 
-    def record_failures(self, attempted: set[str], failed: dict[str, str]) -> None:
-        """Note which benchmarks of a suite failed and why (``failed``), and clear the notes of
-        the others in ``attempted`` (they have finished since)."""
+    def record_failures(
+        self,
+        attempted: set[str],
+        failed: dict[str, str],
+        not_applicable: dict[str, str] | None = None,
+    ) -> None:
+        """Note which benchmarks of a suite failed and why (``failed``) and which the engine
+        could not run (``not_applicable``), and clear the notes of the others in ``attempted``
+        (they have finished since)."""
         manifest = self.manifest()
-        notes = {k: v for k, v in manifest.get("failed", {}).items() if k not in attempted}
-        notes |= failed
-        if notes:
-            manifest["failed"] = notes
-        else:
-            manifest.pop("failed", None)
+        for key, found in (("failed", failed), ("not_applicable", not_applicable or {})):
+            notes = {k: v for k, v in manifest.get(key, {}).items() if k not in attempted}
+            notes |= found
+            if notes:
+                manifest[key] = notes
+            else:
+                manifest.pop(key, None)
         self._save(manifest)
 
     def section(self, benchmark: str) -> dict[str, Any]:

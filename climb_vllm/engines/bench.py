@@ -18,6 +18,7 @@ import multiprocessing
 import re
 import socket
 import time
+from pathlib import Path
 from typing import Any
 
 from climb_vllm.engines.base import ScoreRequest
@@ -140,4 +141,59 @@ def serving_bench(
         out[f"{strategy}_prefix_cache_hit_rate"] = hits / queries if queries else float("nan")
     out["wall_ratio_b_over_a"] = out["prompt_logprobs_seconds"] / out["trie_seconds"]
     out.update(client_overhead(requests))
+    return out
+
+
+def agreement_bench(
+    model: Path, urls: list[str], codes: int, top_k: int = 1, seed: int = 0
+) -> dict[str, Any]:
+    """Served scores against the in-process engine on the same requests: for each endpoint,
+    its server, strategy, max and mean |served - in process| log-prob (nat, per name) and
+    wall time; the in-process engine's (fp32, CPU) wall time beside them.
+
+    Args:
+        model: the model folder the in-process engine loads (the served model's weights).
+        urls: the endpoints, each serving that model (any server, any strategy).
+        codes: codes in the stratified sample.
+        top_k: names per (sex, ethnicity) group.
+        seed: the sample's seed.
+    """
+    from climb_vllm.benchmarks.intrinsic.task import sample_requests
+    from climb_vllm.engines.local import LocalEngine
+
+    local = LocalEngine(str(model), device="cpu", dtype="float32")
+    requests = sample_requests(local.tokenizer, codes, top_k=top_k, seed=seed)
+    pairs = sum(len(r.continuations) for r in requests)
+    local.score(requests[:2])  # warm-up
+    start = time.perf_counter()
+    reference = local.score(requests)
+    out: dict[str, Any] = {
+        "codes": codes,
+        "pairs": pairs,
+        "in_process_seconds": time.perf_counter() - start,
+    }
+    for n, url in enumerate(urls):
+        engine = HttpEngine([url], tokenizer=str(model))
+        found = engine.capabilities[0]
+        engine.score(requests[:1])  # warm-up
+        start = time.perf_counter()
+        served = engine.score(requests)
+        seconds = time.perf_counter() - start
+        gaps = [
+            abs(a - b)
+            for got, want in zip(served, reference)
+            for a, b in zip(got.logprobs, want.logprobs)
+        ]
+        out[f"endpoint_{n}"] = {
+            "url": url,
+            "server": found.server,
+            "version": found.version,
+            "strategy": found.strategy,
+            "served_model": engine.served_model,
+            "max_abs_diff_nat": max(gaps),
+            "mean_abs_diff_nat": sum(gaps) / len(gaps),
+            "seconds": seconds,
+            "pairs_per_second": pairs / seconds,
+            "seconds_over_in_process": seconds / out["in_process_seconds"],
+        }
     return out

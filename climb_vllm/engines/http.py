@@ -22,10 +22,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict
 from typing import Any
 
-from climb_vllm.core.errors import UserError
+from climb_vllm.core.errors import NotApplicable, UserError
 from climb_vllm.engines.base import (
     EngineStats,
     GenerateRequest,
@@ -33,6 +33,8 @@ from climb_vllm.engines.base import (
     ScoreRequest,
     ScoreResult,
 )
+from climb_vllm.engines.capabilities import Capability, answers, seeds_repeat, tokenize_path
+from climb_vllm.engines.server_tokenizer import ServerTokenizer
 from climb_vllm.engines.strategies import (
     STRATEGIES,
     Job,
@@ -40,57 +42,20 @@ from climb_vllm.engines.strategies import (
     endpoint_slices,
     parse,
     sequence_jobs,
+    text_jobs,
     trie_jobs,
 )
-from climb_vllm.engines.transport import Transport
+from climb_vllm.engines.transport import RequestFailed, Transport
 from climb_vllm.engines.trie import Trie
 
 
-@dataclass(frozen=True)
-class Capability:
-    """What the probe found at one endpoint."""
+def sample_seed(seed: int, k: int) -> int:
+    """The seed of the k-th sample of a request with ``seed`` sent one sample at a time: k = 0
+    keeps the request's seed; the others are hashed (``crc32('<seed>:<k>')``, as item seeds
+    are), so that the samples of requests with neighbouring seeds do not share seeds."""
+    import zlib
 
-    url: str
-    server: str  # "vllm" or "openai-compatible"
-    version: str | None
-    strategy: str
-
-
-class ServerTokenizer:
-    """A tokenizer that asks the server (vLLM's ``/tokenize``); slower than a local one.
-
-    Args:
-        transport: the engine's transport (its first endpoint is asked).
-        model: the served model name.
-    """
-
-    def __init__(self, transport: Transport, model: str) -> None:
-        self.transport = transport
-        self.model = model
-        self.bos_token_id = None
-
-    def __call__(self, texts: Any, add_special_tokens: bool = True) -> dict[str, Any]:
-        import httpx
-
-        batch = [texts] if isinstance(texts, str) else list(texts)
-        ids = []
-        with httpx.Client(timeout=60.0) as client:
-            for text in batch:
-                response = client.post(
-                    self.transport.urls[0] + "/tokenize",
-                    json={
-                        "model": self.model,
-                        "prompt": text,
-                        "add_special_tokens": add_special_tokens,
-                    },
-                )
-                if response.status_code != 200:
-                    raise UserError(
-                        f"{self.transport.urls[0]}/tokenize answered HTTP {response.status_code}.",
-                        "pass --tokenizer with the model's tokenizer folder or hub id.",
-                    )
-                ids.append(response.json()["tokens"])
-        return {"input_ids": ids[0] if isinstance(texts, str) else ids}
+    return seed if k == 0 else zlib.crc32(f"{seed}:{k}".encode())
 
 
 class HttpEngine:
@@ -152,6 +117,7 @@ class HttpEngine:
         self.stats = EngineStats()
         self.served_model = served_model or self._only_model()
         self._check_model()
+        self.tokenize_path = tokenize_path(self.transport, self.served_model)
         if tokenizer:
             import transformers
 
@@ -163,14 +129,19 @@ class HttpEngine:
                     "pass --tokenizer with the served model's tokenizer folder or hub id.",
                 ) from exc
         else:
-            self.tokenizer = ServerTokenizer(self.transport, self.served_model)
-        self.capabilities = [self._probe(i, strategy) for i in range(len(self.transport.urls))]
+            self.tokenizer = ServerTokenizer(
+                self.transport, self.served_model, self.tokenize_path or "/tokenize"
+            )
         if seeds not in ("auto", "on", "off"):
             raise UserError(f"Unknown seeds setting {seeds!r}.", "use auto, on or off.")
-        if seeds == "auto":
-            from climb_vllm.serving import takes_seeds
+        from climb_vllm.serving.state import takes_seeds
 
-            self.sends_seeds = all(takes_seeds(url) for url in self.transport.urls)
+        safe = [takes_seeds(url) for url in self.transport.urls]
+        self.capabilities = [
+            self._probe(i, strategy, probe_seeds=safe[i]) for i in range(len(self.transport.urls))
+        ]
+        if seeds == "auto":
+            self.sends_seeds = all(safe)
         else:
             self.sends_seeds = seeds == "on"
 
@@ -211,26 +182,118 @@ class HttpEngine:
                     "pass --served-model with one of those names.",
                 )
 
-    def _probe(self, endpoint: int, strategy: str) -> Capability:
+    def _probe(self, endpoint: int, strategy: str, probe_seeds: bool = True) -> Capability:
+        """What the server at ``endpoint`` does: its prompt log-probs (the first strategy whose
+        tiny scoring request succeeds), text completions, chat, token-id and batched prompts,
+        ``n`` and seeds.
+
+        Args:
+            endpoint: index of the endpoint.
+            strategy: "auto" or the one strategy to try.
+            probe_seeds: whether seeds may be sent (not to vLLM's CPU build, which crashes).
+        """
         status, text = self.transport.get(endpoint, "/version")
         version = json.loads(text).get("version") if status == 200 else None
-        server = "vllm" if version else "openai-compatible"
+        from climb_vllm.serving.state import own_server
+
+        mine = own_server(self.transport.urls[endpoint]) or {}
+        llama = self.tokenize_path == "/extras/tokenize" or mine.get("server") == "llamacpp"
+        server = "vllm" if version else "llama.cpp" if llama else "openai-compatible"
+        version = version or (str(mine["server_version"]) if mine.get("server_version") else None)
         url = self.transport.urls[endpoint]
-        probe = ScoreRequest((1, 2, 3), ((4,), (5, 6)))
+        completions = answers(
+            self.transport,
+            endpoint,
+            self.served_model,
+            "/v1/completions",
+            {"prompt": "The", "n": 1},
+        )
+        token_ids = answers(
+            self.transport,
+            endpoint,
+            self.served_model,
+            "/v1/completions",
+            {"prompt": [1, 2], "n": 1},
+        )
+        batch = answers(
+            self.transport,
+            endpoint,
+            self.served_model,
+            "/v1/completions",
+            {"prompt": ["The", "A"], "n": 1},
+        )
+        chat = answers(
+            self.transport,
+            endpoint,
+            self.served_model,
+            "/v1/chat/completions",
+            {"messages": [{"role": "user", "content": "Hi"}]},
+        )
+        samples = answers(
+            self.transport,
+            endpoint,
+            self.served_model,
+            "/v1/completions",
+            {"prompt": "The", "n": 2},
+        )
+        seeds = (
+            seeds_repeat(self.transport, endpoint, self.served_model)
+            if probe_seeds and completions
+            else None
+        )
         candidates = [strategy] if strategy != "auto" else (
-            ["trie", "prompt_logprobs", "echo"] if server == "vllm" else ["echo"]
+            ["trie", "prompt_logprobs", "echo"] if server == "vllm" else ["echo", "echo_text"]
         )  # fmt: skip
+        found = None
         for candidate in candidates:
+            if candidate == "echo_text":
+                probe = self._text_probe()
+            else:
+                probe = ScoreRequest((1, 2, 3), ((4,), (5, 6)))
             try:
                 self._score_on([probe], [0], candidate, probe_endpoint=endpoint)
-            except (UserError, ResponseError, RuntimeError, ValueError):
+            except (UserError, ResponseError, RequestFailed, RuntimeError, ValueError):
                 continue
-            return Capability(url, server, version, candidate)
-        raise UserError(
-            f"{url} returns no usable log-probs (tried {', '.join(candidates)}).",
-            "serve the model with vLLM (make serve MODEL=...), or use a server whose "
-            "completions endpoint honours echo with logprobs.",
+            found = candidate
+            break
+        if found is None and strategy != "auto":
+            raise UserError(
+                f"{url} does not score with the {strategy} strategy.",
+                "leave --strategy at auto (the probe picks what the server supports).",
+            )
+        return Capability(
+            url,
+            server,
+            version,
+            found,
+            completions=completions,
+            chat=chat,
+            token_ids=token_ids,
+            batch=batch,
+            samples_n=samples == 2,
+            seeds=seeds,
+            tokenize=self.tokenize_path if endpoint == 0 else None,
         )
+
+    def _text_probe(self) -> ScoreRequest:
+        """A scoring request made of real text (a text prompt must tokenize back to its ids)."""
+        prefix = list(self.tokenizer("The capital of France is")["input_ids"])
+        full = list(self.tokenizer("The capital of France is Paris")["input_ids"])
+        if full[: len(prefix)] != prefix or len(full) == len(prefix):
+            return ScoreRequest(tuple(full[:-1]), ((full[-1],),))
+        return ScoreRequest(tuple(prefix), (tuple(full[len(prefix) :]),))
+
+    def cannot_score(self) -> str | None:
+        """Why the endpoints cannot score (the first that returns no prompt log-probs), or None
+        when every one can."""
+        for capability in self.capabilities:
+            if capability.strategy is None:
+                tried = "echo" if capability.server != "vllm" else "any strategy"
+                return (
+                    f"the {capability.server} server at {capability.url} does not return "
+                    f"(tried {tried} with logprobs)"
+                )
+        return None
 
     # -- scoring ---------------------------------------------------------------------------
 
@@ -239,10 +302,17 @@ class HttpEngine:
         for request in requests:
             if not request.prefix:
                 raise ValueError("a score request needs a non-empty prefix")
+        reason = self.cannot_score()
+        if reason is not None:
+            raise NotApplicable(
+                f"Scoring needs prompt log-probs, which {reason}.",
+                "serve the model with vLLM or llama.cpp's server (make serve MODEL=... "
+                "[SERVER=llamacpp]), or run in process (--engine local).",
+            )
         by_strategy: dict[str, list[int]] = {}
         endpoints = endpoint_slices(requests, len(self.capabilities))
         for i, endpoint in enumerate(endpoints):
-            by_strategy.setdefault(self.capabilities[endpoint].strategy, []).append(i)
+            by_strategy.setdefault(str(self.capabilities[endpoint].strategy), []).append(i)
         results: list[ScoreResult | None] = [None] * len(requests)
         for strategy, indices in by_strategy.items():
             for i, result in zip(
@@ -254,8 +324,11 @@ class HttpEngine:
     def score_each_endpoint(self, requests: Sequence[ScoreRequest]) -> list[list[ScoreResult]]:
         """The same requests scored on every endpoint in turn (one list per endpoint): a
         replica that serves another model gives other values (the resume canary)."""
+        reason = self.cannot_score()
+        if reason is not None:
+            raise NotApplicable(f"Scoring needs prompt log-probs, which {reason}.", "see score.")
         return [
-            self._score_on(requests, [endpoint] * len(requests), capability.strategy)
+            self._score_on(requests, [endpoint] * len(requests), str(capability.strategy))
             for endpoint, capability in enumerate(self.capabilities)
         ]
 
@@ -280,6 +353,8 @@ class HttpEngine:
         for endpoint, members in per_endpoint.items():
             if strategy == "trie":
                 built = trie_jobs(requests, tries, members, self.prompts_per_request)
+            elif strategy == "echo_text":
+                built = text_jobs(requests, members, self._decode, self._specials())
             else:
                 built = sequence_jobs(requests, members, self.prompts_per_request, strategy)
             for job in built:
@@ -311,8 +386,11 @@ class HttpEngine:
                     asyncio.run(self._wave(routes, wave, check, keep))
         finally:
             self.transport.retries = saved
-        self.stats.forward_tokens += sum(len(p) for _, _, r in routes for p in r["prompt"])
-        prompts = sum(len(r["prompt"]) for _, _, r in routes)
+        self.stats.forward_tokens += sum(
+            job.sizes[0] if job.sizes else sum(len(p) for p in job.payload["prompt"])
+            for job in jobs
+        )
+        prompts = sum(len(job.keys) for job in jobs)
         self.stats.extra["prompts"] = self.stats.extra.get("prompts", 0) + prompts
         self.stats.batches += len(routes)
         out = []
@@ -353,30 +431,55 @@ class HttpEngine:
     # -- generation ------------------------------------------------------------------------
 
     def generate(self, requests: Sequence[GenerateRequest]) -> list[Generation]:
-        """Sample through ``/v1/chat/completions`` (messages) or ``/v1/completions`` (prompt)."""
+        """Sample through ``/v1/chat/completions`` (messages) or ``/v1/completions`` (prompt).
+
+        A server that ignores ``n`` (llama.cpp's) gets one request per sample, the k-th with
+        its own seed derived from the request's (:func:`sample_seed`); the samples are joined
+        back into one generation per request.
+        """
+        for n, capability in enumerate(self.capabilities):
+            routed = requests[n :: len(self.capabilities)]  # the requests sent there
+            if any(r.messages for r in routed) and not capability.chat:
+                raise NotApplicable(
+                    f"The server at {capability.url} does not answer chat requests "
+                    "(/v1/chat/completions).",
+                    "serve the model with a chat template (chat_template in its file under "
+                    "server/models/), or use a server with a chat endpoint.",
+                )
+            if any(not r.messages for r in routed) and not capability.completions:
+                raise NotApplicable(
+                    f"The server at {capability.url} does not answer text completions "
+                    "(/v1/completions).",
+                    "use a server with a completions endpoint (vLLM, llama.cpp).",
+                )
         routes = []
+        owners: list[int] = []  # the request each route samples for
         for i, request in enumerate(requests):
-            body: dict[str, Any] = {
-                "model": self.served_model,
-                "n": request.n,
-                "max_tokens": request.max_tokens,
-            }
-            if self.sends_seeds:
-                body["seed"] = request.seed
-            # Left out, the server applies the model's own settings (vLLM reads the model's
-            # generation_config.json by default).
-            if request.temperature is not None:
-                body["temperature"] = request.temperature
-            if request.top_p is not None:
-                body["top_p"] = request.top_p
-            if request.messages:
-                body["messages"] = list(request.messages)
-                path = "/v1/chat/completions"
-            else:
-                body["prompt"] = request.prompt
-                path = "/v1/completions"
-            routes.append((i % len(self.transport.urls), path, body))
-        out: list[Generation | None] = [None] * len(requests)
+            endpoint = i % len(self.transport.urls)
+            split = request.n > 1 and not self.capabilities[endpoint].samples_n
+            for k in range(request.n if split else 1):
+                body: dict[str, Any] = {
+                    "model": self.served_model,
+                    "n": 1 if split else request.n,
+                    "max_tokens": request.max_tokens,
+                }
+                if self.sends_seeds:
+                    body["seed"] = sample_seed(request.seed, k) if split else request.seed
+                # Left out, the server applies the model's own settings (vLLM reads the model's
+                # generation_config.json by default).
+                if request.temperature is not None:
+                    body["temperature"] = request.temperature
+                if request.top_p is not None:
+                    body["top_p"] = request.top_p
+                if request.messages:
+                    body["messages"] = list(request.messages)
+                    path = "/v1/chat/completions"
+                else:
+                    body["prompt"] = request.prompt
+                    path = "/v1/completions"
+                routes.append((endpoint, path, body))
+                owners.append(i)
+        parts: list[Generation | None] = [None] * len(routes)
 
         def check(index: int, body: Any) -> Generation:
             try:
@@ -392,18 +495,37 @@ class HttpEngine:
                 usage = body.get("usage") or {}
             except (TypeError, KeyError) as exc:
                 raise ResponseError(f"malformed completion ({exc!r})") from exc
-            if len(texts) != requests[index].n:
-                raise ResponseError(f"{len(texts)} completions for n={requests[index].n}")
+            wanted = routes[index][2]["n"]
+            if len(texts) != wanted:
+                raise ResponseError(f"{len(texts)} completions for n={wanted}")
             counts = tuple(len(self._encode(t)) for t in texts)
             return Generation(
                 texts, reasons, counts, int(usage.get("prompt_tokens", 0)), self.sends_seeds
             )
 
         def keep(index: int, generation: Any) -> None:
-            out[index] = generation
+            parts[index] = generation
 
         asyncio.run(self.transport.run(routes, check, keep))
-        return [g for g in out if g is not None]
+        out = []
+        for i in range(len(requests)):
+            mine = [g for g, owner in zip(parts, owners) if owner == i and g is not None]
+            out.append(
+                Generation(
+                    tuple(t for g in mine for t in g.texts),
+                    tuple(r for g in mine for r in g.finish_reasons),
+                    tuple(c for g in mine for c in g.completion_tokens),
+                    mine[0].prompt_tokens if mine else 0,
+                    self.sends_seeds,
+                )
+            )
+        return out
+
+    def _decode(self, ids: Sequence[int]) -> str:
+        return str(self.tokenizer.decode(list(ids), skip_special_tokens=True))
+
+    def _specials(self) -> frozenset[int]:
+        return frozenset(getattr(self.tokenizer, "all_special_ids", None) or ())
 
     def _encode(self, text: str) -> list[int]:
         ids: list[int] = self.tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -417,10 +539,7 @@ class HttpEngine:
             "engine": self.name,
             "served_model": self.served_model,
             "adapter": self._adapter_facts(),
-            "endpoints": [
-                {"url": c.url, "server": c.server, "version": c.version, "strategy": c.strategy}
-                for c in self.capabilities
-            ],
+            "endpoints": [asdict(c) for c in self.capabilities],
             "tokenizer": getattr(self.tokenizer, "name_or_path", "server /tokenize"),
             "served_models": self._served_identity(),
             "per_request_seeds": self.sends_seeds,

@@ -38,6 +38,8 @@ from climb_vllm.core.errors import UserError
 SOURCE_FILE = "climb_vllm_source.json"
 #: Bytes read per step while hashing and copying.
 _BLOCK = 1 << 20
+#: Room a reassembled GGUF file needs at most (the largest source's file, with a margin).
+_GGUF_BYTES = 400_000_000
 
 
 @dataclass(frozen=True)
@@ -146,8 +148,40 @@ def get(name: str, root: Path | None = None, echo: bool = True) -> Path:
     source = SOURCES[name]
     folder = folder_of(name, root)
     if (folder / SOURCE_FILE).is_file():
+        _refresh_template(source, folder)
         return folder
-    base = folder.parent
+    gguf = gguf_file(name, root, echo=echo, room=source.disk_bytes)
+    _convert(source, gguf, folder, echo)
+    if echo:
+        print(
+            f"{name}: {source.title}.\nLicence: {source.licence}. By using these weights you "
+            f"accept its terms. The model folder is {folder}.",
+            file=sys.stderr,
+        )
+    return folder
+
+
+def gguf_file(name: str, root: Path | None = None, echo: bool = True, room: int = 0) -> Path:
+    """The verified GGUF file of source ``name`` (installed and reassembled if missing): what
+    llama.cpp serves as it is, and what :func:`get` converts.
+
+    Args:
+        name: the source's name.
+        root: cache folder (default :func:`cache_root`).
+        echo: print progress.
+        room: bytes the caller will also need beside the file (checked before any write).
+
+    Raises:
+        UserError: unknown name, packages that cannot be installed, a corrupted chunk (hash
+            mismatch) or too little disk space.
+    """
+    if name not in SOURCES:
+        raise UserError(
+            f"Unknown model source {name!r}.",
+            f"use one of {', '.join(SOURCES)}, or pass a model folder.",
+        )
+    source = SOURCES[name]
+    base = folder_of(name, root).parent
     try:
         base.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -157,24 +191,47 @@ def get(name: str, root: Path | None = None, echo: bool = True) -> Path:
         ) from exc
     free = shutil.disk_usage(base).free
     gguf = base / source.filename
-    needed = source.disk_bytes - (gguf.stat().st_size if gguf.is_file() else 0)
+    present = gguf.is_file() and _sha256(gguf) == source.sha256
+    size = gguf.stat().st_size if gguf.is_file() else 0
+    needed = room - size if present else max(room, _GGUF_BYTES) - size
     if free < needed:
         raise UserError(
-            f"Converting {name} needs about {needed / 1e9:.1f} GB free under {base}; "
+            f"Installing {name} needs about {needed / 1e9:.1f} GB free under {base}; "
             f"{free / 1e9:.1f} GB are.",
             "free disk space there, or set CLIMB_VLLM_CACHE to a folder on a larger disk.",
         )
-    _install(source, echo)
-    if not gguf.is_file() or _sha256(gguf) != source.sha256:
+    if not present:
+        _install(source, echo)
         _assemble(source, gguf, echo)
-    _convert(source, gguf, folder, echo)
-    if echo:
-        print(
-            f"{name}: {source.title}.\nLicence: {source.licence}. By using these weights you "
-            f"accept its terms. The model folder is {folder}.",
-            file=sys.stderr,
-        )
-    return folder
+    return gguf
+
+
+def _refresh_template(source: ModelSource, folder: Path) -> None:
+    """Write the packaged chat template over an older copy in a converted folder (the
+    template is this package's, and may change between its versions; the weights do not)."""
+    if source.chat_template is None:
+        return
+    written = folder / "chat_template.jinja"
+    packaged = chat_template_file(source.name)
+    if packaged is None or not written.is_file():
+        return
+    text = packaged.read_text()
+    if written.read_text() != text:
+        partial = written.with_name(f".{written.name}.{os.getpid()}.tmp")
+        try:
+            partial.write_text(text)
+            os.replace(partial, written)
+        except OSError as exc:
+            raise _write_error(written, exc) from exc
+
+
+def chat_template_file(name: str) -> Path | None:
+    """The packaged chat template that source ``name``'s converted folder carries (None when
+    the model keeps its own)."""
+    template = SOURCES[name].chat_template
+    if template is None:
+        return None
+    return Path(str(importlib.resources.files("climb_vllm") / "data" / "templates" / template))
 
 
 def provenance(folder: Path) -> dict[str, Any] | None:

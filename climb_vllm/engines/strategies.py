@@ -13,6 +13,12 @@ Three strategies, chosen per endpoint by a capability probe (see :mod:`climb_vll
     of each prompt token is returned. No prefix-cache reads.
 ``echo`` (other OpenAI-compatible servers)
     Full sequences with ``echo=true`` and ``logprobs=1``; ``token_logprobs`` covers the prompt.
+``echo_text`` (servers that take text prompts only, one per request: llama.cpp's)
+    As ``echo``, but each full sequence is sent as its text (decoded without special tokens;
+    the server tokenizes it and adds the BOS itself). Under the token-boundary contract the
+    sequence is ``tok(T + " " + C)``, the server's own tokenization of the same text, so the
+    scores are those of the same tokens; every answer is checked: the server's echoed tokens
+    must be as many as ours and spell the text, else the answer is refused.
 
 Token-id prompts get no BOS from the server: the prefix already holds it, as the tokenizer adds
 it (the token-boundary contract in :mod:`climb_vllm.engines.base`).
@@ -23,14 +29,14 @@ vLLM clamps log-probs of -inf to -9999.0; such a value is never reported as a sc
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from climb_vllm.engines.base import ScoreRequest
 from climb_vllm.engines.trie import Trie
 
-STRATEGIES = ("trie", "prompt_logprobs", "echo")
+STRATEGIES = ("trie", "prompt_logprobs", "echo", "echo_text")
 #: vLLM accepts at most this many ids in ``logprob_token_ids``.
 MAX_LOGPROB_IDS = 128
 #: vLLM's stand-in for a log-prob of -inf.
@@ -44,6 +50,11 @@ class ResponseError(ValueError):
     """
 
 
+class TokenizationMismatch(ResponseError):
+    """A text prompt that the server tokenized otherwise than the engine's tokenizer: the
+    log-probs would belong to other tokens (a tokenizer that is not the served model's)."""
+
+
 @dataclass(frozen=True)
 class Job:
     """Prompts that go to one endpoint in one HTTP request, and where their answers belong.
@@ -53,13 +64,18 @@ class Job:
         keys: per prompt, the (request index, read row or continuation index) it answers.
         reads: per prompt, the token ids whose log-probs are wanted, in prompt-position order
             for full-sequence strategies, or the ``logprob_token_ids`` for ``trie``.
-        offsets: per prompt, the prompt position of the first wanted token (full sequences).
+        offsets: per prompt, the prompt position of the first wanted token (full sequences;
+            for ``echo_text``, counted without the leading special tokens).
+        texts: per prompt, its text and the text of its prefix (``echo_text`` only).
+        sizes: per prompt, its tokens without the leading special tokens (``echo_text``).
     """
 
     payload: dict[str, Any]
     keys: tuple[tuple[int, int], ...]
     reads: tuple[tuple[int, ...], ...]
     offsets: tuple[int, ...]
+    texts: tuple[tuple[str, str], ...] = ()
+    sizes: tuple[int, ...] = ()
 
 
 def endpoint_slices(requests: Sequence[ScoreRequest], endpoints: int) -> list[int]:
@@ -152,6 +168,75 @@ def sequence_jobs(
     return jobs
 
 
+def text_jobs(
+    requests: Sequence[ScoreRequest],
+    indices: Sequence[int],
+    decode: Callable[[Sequence[int]], str],
+    specials: frozenset[int],
+) -> list[Job]:
+    """Jobs of the ``echo_text`` strategy: one text prompt per HTTP request, in prefix order
+    (a server that keeps the previous prompt's cache, as llama.cpp does, reuses the shared
+    description head of consecutive prompts).
+
+    Args:
+        requests: all score requests.
+        indices: which requests to cover.
+        decode: token ids -> text, without special tokens.
+        specials: the tokenizer's special token ids (a leading BOS is left to the server).
+    """
+    jobs = []
+    for i in sorted(indices, key=lambda i: requests[i].prefix):
+        prefix = requests[i].prefix
+        lead = 0
+        while lead < len(prefix) and prefix[lead] in specials:
+            lead += 1
+        head = decode(prefix[lead:])
+        for j, cont in enumerate(requests[i].continuations):
+            sequence = prefix + cont
+            text = decode(sequence[lead:])
+            payload = {
+                "prompt": text,
+                "max_tokens": 1,
+                "temperature": 0.0,
+                "echo": True,
+                "logprobs": 1,
+            }
+            jobs.append(
+                Job(
+                    payload,
+                    ((i, j),),
+                    (cont,),
+                    (len(prefix) - lead,),
+                    ((text, head),),
+                    (len(sequence) - lead,),
+                )
+            )
+    return jobs
+
+
+def _text_values(job: Job, n: int, choice: Any, where: str) -> tuple[float, ...]:
+    """The continuation's log-probs of an ``echo_text`` answer, once its tokens are checked."""
+    logprobs = choice["logprobs"]
+    tokens, values = logprobs["tokens"], logprobs["token_logprobs"]
+    size, (text, head), off = job.sizes[n], job.texts[n], job.offsets[n]
+    # A server may echo the BOS it added as a token of its own (vLLM) or leave it out
+    # (llama.cpp); either way the prompt's tokens must spell its text, and the prefix's
+    # tokens the prefix's text (the boundary falls where the tokenizer put it).
+    for lead in (0, 1):
+        if (
+            len(tokens) >= lead + size
+            and "".join(tokens[lead : lead + size]) == text
+            and "".join(tokens[lead : lead + off]) == head
+        ):
+            break
+    else:
+        raise TokenizationMismatch(
+            f"{where}: the server tokenized the prompt {text[-40:]!r} into other tokens than "
+            f"the tokenizer did ({len(tokens)} echoed for {size})"
+        )
+    return tuple(_checked(values[lead + off + k], where) for k in range(len(job.reads[n])))
+
+
 def _checked(value: Any, where: str) -> float:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise ResponseError(f"{where}: log-prob {value!r} is not a number")
@@ -191,6 +276,8 @@ def parse(job: Job, body: Any, strategy: str) -> list[tuple[tuple[int, int], tup
                     _checked(rows[off + k][str(t)]["logprob"], where)
                     for k, t in enumerate(job.reads[n])
                 )
+            elif strategy == "echo_text":
+                values = _text_values(job, n, choice, where)
             else:
                 logprobs = choice["logprobs"]["token_logprobs"]
                 off = job.offsets[n]

@@ -48,7 +48,7 @@ def request_timeout(payload: dict[str, Any]) -> float:
 
 def _dead(url: str) -> UserError | None:
     """ "The server died", with its log, when ``make serve`` started the server at ``url``."""
-    from climb_vllm.serving import death_report
+    from climb_vllm.serving.state import death_report
 
     return death_report(url)
 
@@ -147,6 +147,25 @@ class Transport:
                 "start the server (make serve MODEL=...) or correct --endpoint.",
             ) from exc
         return response.status_code, response.text
+
+    def post(self, endpoint: int, path: str, payload: dict[str, Any]) -> tuple[int, Any]:
+        """One synchronous POST (probing); returns (status, parsed JSON or None) or raises
+        UserError when the endpoint is unreachable."""
+        import httpx
+
+        url = self.urls[endpoint] + path
+        try:
+            response = httpx.post(url, json=payload, timeout=120.0, headers=self._headers)
+        except httpx.HTTPError as exc:
+            raise _dead(self.urls[endpoint]) or UserError(
+                f"Endpoint {self.urls[endpoint]} is unreachable ({type(exc).__name__}).",
+                "start the server (make serve MODEL=...) or correct --endpoint.",
+            ) from exc
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        return response.status_code, body
 
     async def _post(
         self,

@@ -13,6 +13,7 @@ import datetime as dt
 import html
 import json
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -57,6 +58,21 @@ def stacked_tables(runs: list[RunView]) -> dict[tuple[str, str], pl.DataFrame]:
     return out
 
 
+def _endpoint(facts: dict[str, Any]) -> str:
+    """One endpoint of an http run: server, version, address and the probe's findings."""
+    line = f"{facts.get('server')} {facts.get('version')} at {facts.get('url')}"
+    if "completions" not in facts:  # runs recorded before the probe said more
+        return line
+    seeds = {True: "repeat", False: "do not repeat", None: "not probed"}[facts.get("seeds")]
+    found = [
+        f"prompt log-probs: {facts.get('strategy') or 'none'}",
+        f"chat: {'yes' if facts.get('chat') else 'no'}",
+        f"n samples per request: {'yes' if facts.get('samples_n') else 'no'}",
+        f"seeds: {seeds}",
+    ]
+    return f"{line} ({'; '.join(found)})"
+
+
 def provenance(run: RunView) -> list[dict[str, str]]:
     """One row per benchmark of a run: what produced its records."""
     rows = []
@@ -76,10 +92,8 @@ def provenance(run: RunView) -> list[dict[str, str]]:
                 "revision": str(config.get("revision") or engine.get("model_fingerprint", "")[:12]),
                 "engine": " ".join(
                     [str(engine.get(k)) for k in ("engine", "device", "dtype") if engine.get(k)]
-                    + [  # http runs: each server and its version
-                        f"{e.get('server')} {e.get('version')} at {e.get('url')}"
-                        for e in engine.get("endpoints", [])
-                        if isinstance(e, dict)
+                    + [  # http runs: each server, its version and what it can do
+                        _endpoint(e) for e in engine.get("endpoints", []) if isinstance(e, dict)
                     ]
                 ),
                 "ICD-10-CM": str(icd or ""),

@@ -126,6 +126,10 @@ def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]
         if labels.count(label) > 1:  # the same model twice: tell the runs apart by folder
             label = f"{label} ({root.name})"
         missing = {f"{k}": f"failed: {v}" for k, v in manifest.get("failed", {}).items()} | missing
+        missing |= {
+            k: f"not applicable to this engine: {v}"
+            for k, v in manifest.get("not_applicable", {}).items()
+        }
         if not metrics:
             first = next(iter(missing.items()), ("", "no benchmark finished"))
             raise UserError(

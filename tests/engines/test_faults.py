@@ -263,7 +263,7 @@ def test_a_paused_vllm_server_is_reported_as_hung_and_the_run_resumes_after(
     import signal
 
     from climb_vllm.core.errors import UserError
-    from climb_vllm.serving import own_server
+    from climb_vllm.serving.state import own_server
 
     server = own_server(vllm_server)
     assert server is not None

@@ -13,7 +13,7 @@ import pytest
 
 from climb_vllm.benchmarks.intrinsic.task import sample_requests
 from climb_vllm.engines.http import HttpEngine
-from climb_vllm.serving import serve
+from climb_vllm.serving.launch import serve
 from tests.helpers import free_port, servers_recorded_in, vllm_python
 
 

@@ -44,7 +44,7 @@ class IntrinsicBenchmark:
     config_type = IntrinsicConfig
     options: tuple[Option, ...] = (
         Option("--strategy", "strategy", "http scoring strategy (auto: probe each endpoint)",
-               field="strategy", choices=("auto", "trie", "prompt_logprobs", "echo")),
+               field="strategy", choices=("auto", "trie", "prompt_logprobs", "echo", "echo_text")),
         Option("--prompts-per-request", "prompts_per_request", "prompts per completions request",
                field="prompts_per_request"),
         Option("--limit", "limit", "score a stratified sample of N codes (every chapter and both "
@@ -150,6 +150,7 @@ class IntrinsicBenchmark:
             config,
             context,
             NAME,
+            scores=True,
             datasets={
                 "icd10cm": {
                     "release": task.ontology.release,

@@ -25,7 +25,14 @@ def assoc_mad_by_level(runs: Runs) -> bytes | None:
             rows = [r for r in metrics.get(key, []) if r["level"] in LEVELS]
             if not rows:
                 continue
-            values = [r.get("corrected", r["assoc_mad"]) for r in rows]
+            # A level whose corrected value cannot be estimated (one name per group) shows the
+            # paper's value, without the corrected value's interval.
+            values = [
+                r["corrected"] if r.get("corrected") is not None else r["assoc_mad"] for r in rows
+            ]
+            values = [np.nan if v is None else v for v in values]
+            lows = [r.get("ci_low") if r.get("corrected") is not None else None for r in rows]
+            highs = [r.get("ci_high") if r.get("corrected") is not None else None for r in rows]
             # Runs side by side around each level (and calibrated beside paper scores), so that
             # several models' bars do not overlap.
             spread = 0.6 / max(1, len(having))
@@ -33,8 +40,7 @@ def assoc_mad_by_level(runs: Runs) -> bytes | None:
             axis.errorbar(
                 x + offset,
                 values,
-                yerr=error_bars(values, [r.get("ci_low") for r in rows],
-                             [r.get("ci_high") for r in rows]),
+                yerr=error_bars(values, lows, highs),
                 fmt="o" + style, color=color, capsize=3, label=f"{label} ({name})",
             )  # fmt: skip
     axis.set_xticks(x, LEVELS)

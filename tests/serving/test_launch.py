@@ -14,7 +14,8 @@ from typing import Any
 import polars as pl
 import pytest
 
-from climb_vllm.serving import STATE_VARIABLE, serve, stop
+from climb_vllm.serving.launch import serve
+from climb_vllm.serving.state import STATE_VARIABLE, stop
 from tests.helpers import free_port, vllm_python
 
 ARGS = ["--limit", "400", "--chunk-size", "10", "--display", "none", "--prompts-per-request", "16"]
@@ -95,7 +96,7 @@ def test_client_killed_and_server_killed_runs_resume_to_the_same_records(
 
 
 def test_server_plans_for_replicas_and_models() -> None:
-    from climb_vllm.serving import plan_servers
+    from climb_vllm.serving.launch import plan_servers
 
     replicas = plan_servers(["m"], 8000, ["0", "1", "2", "3"], 2)
     assert [(s.port, s.gpus, s.tp) for s in replicas] == [(8000, "0,1", 2), (8001, "2,3", 2)]
@@ -108,7 +109,8 @@ def test_bad_gpu_split_and_missing_vllm_name_the_fix(tmp_path: Path) -> None:
     import pytest
 
     from climb_vllm.core.errors import UserError
-    from climb_vllm.serving import check_vllm, plan_servers, read_endpoints
+    from climb_vllm.serving.launch import check_vllm, plan_servers
+    from climb_vllm.serving.state import read_endpoints
 
     with pytest.raises(UserError, match="multiple of TP"):
         plan_servers(["m"], 8000, ["0", "1", "2"], 2)
@@ -119,7 +121,7 @@ def test_bad_gpu_split_and_missing_vllm_name_the_fix(tmp_path: Path) -> None:
 
 
 def test_launch_flags_exist_in_vllms_own_cli() -> None:
-    from climb_vllm.serving import ServerSpec, command, plan_servers
+    from climb_vllm.serving.launch import ServerSpec, command, plan_servers
 
     python = vllm_python()
     argv = command(ServerSpec("m", "m", 8000, "0,1", 2), python, "127.0.0.1", False, [])
@@ -213,7 +215,7 @@ def test_stop_tells_a_dead_server_from_a_stopped_one(tmp_path: Path) -> None:
 def test_a_dead_server_of_ours_is_reported_with_its_log(tmp_path: Path) -> None:
     import json
 
-    from climb_vllm.serving import death_report, takes_seeds
+    from climb_vllm.serving.state import death_report, takes_seeds
 
     dead = subprocess.Popen(["true"])
     dead.wait()
@@ -236,7 +238,7 @@ def test_a_killed_server_is_told_by_its_signal_and_make_serve_starts_again(
     """The kernel's OOM killer ends vLLM with SIGKILL: the report names the signal (not the
     log's last line), and the printed fix, make serve, works although the endpoints file still
     lists the dead server."""
-    from climb_vllm.serving import _alive, death_report
+    from climb_vllm.serving.state import alive, death_report
 
     state = tmp_path / "endpoints.json"
     url = serve([str(tiny_model)], port=free_port(), python=vllm_python(), cpu=True, state=state)[0]
@@ -244,7 +246,7 @@ def test_a_killed_server_is_told_by_its_signal_and_make_serve_starts_again(
     children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
     os.kill(int(children[0]), signal.SIGKILL)  # the server itself, as the OOM killer would
     deadline = time.monotonic() + 60
-    while _alive(shell) and time.monotonic() < deadline:
+    while alive(shell) and time.monotonic() < deadline:
         time.sleep(0.1)
     report = death_report(url, state)
     assert report is not None

@@ -1,0 +1,85 @@
+"""Tokenizing through the server, when no local tokenizer is given: vLLM's ``/tokenize`` and
+``/detokenize``, or llama-cpp-python's ``/extras/tokenize`` and ``/extras/detokenize``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from climb_vllm.core.errors import UserError
+from climb_vllm.engines.transport import Transport
+
+
+class ServerTokenizer:
+    """A tokenizer that asks the server: vLLM's ``/tokenize`` and ``/detokenize``, or
+    llama-cpp-python's ``/extras/tokenize`` and ``/extras/detokenize``; slower than a local one.
+
+    Args:
+        transport: the engine's transport (its first endpoint is asked).
+        model: the served model name.
+        path: the tokenize endpoint, ``/tokenize`` or ``/extras/tokenize``.
+    """
+
+    def __init__(self, transport: Transport, model: str, path: str = "/tokenize") -> None:
+        self.transport = transport
+        self.model = model
+        self.path = path
+        self.bos_token_id: int | None = None
+        self.all_special_ids: list[int] = []
+        if path == "/extras/tokenize":
+            # llama.cpp always adds the BOS (when the model has one): the empty text's tokens.
+            self.all_special_ids = self._ask([""])[0]
+            self.bos_token_id = self.all_special_ids[0] if self.all_special_ids else None
+
+    def _ask(self, batch: list[str], add_special_tokens: bool = True) -> list[list[int]]:
+        import httpx
+
+        ids = []
+        with httpx.Client(timeout=60.0) as client:
+            for text in batch:
+                if self.path == "/extras/tokenize":
+                    body: dict[str, Any] = {"model": self.model, "input": text}
+                else:
+                    body = {
+                        "model": self.model,
+                        "prompt": text,
+                        "add_special_tokens": add_special_tokens,
+                    }
+                response = client.post(self.transport.urls[0] + self.path, json=body)
+                if response.status_code != 200:
+                    raise UserError(
+                        f"{self.transport.urls[0]}{self.path} answered HTTP "
+                        f"{response.status_code}.",
+                        "pass --tokenizer with the model's tokenizer folder or hub id.",
+                    )
+                found = list(response.json()["tokens"])
+                if not add_special_tokens and self.path == "/extras/tokenize":
+                    found = found[len(self.all_special_ids) :]
+                ids.append(found)
+        return ids
+
+    def __call__(self, texts: Any, add_special_tokens: bool = True) -> dict[str, Any]:
+        batch = [texts] if isinstance(texts, str) else list(texts)
+        ids = self._ask(batch, add_special_tokens)
+        return {"input_ids": ids[0] if isinstance(texts, str) else ids}
+
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
+        """The text of ``ids`` (special tokens dropped when asked)."""
+        import httpx
+
+        if skip_special_tokens:
+            ids = [t for t in ids if t not in self.all_special_ids]
+        extras = self.path == "/extras/tokenize"
+        path = "/extras/detokenize" if extras else "/detokenize"
+        response = httpx.post(
+            self.transport.urls[0] + path,
+            json={"model": self.model, "tokens": list(ids)},
+            timeout=60.0,
+        )
+        if response.status_code != 200:
+            raise UserError(
+                f"{self.transport.urls[0]}{path} answered HTTP {response.status_code}.",
+                "pass --tokenizer with the model's tokenizer folder or hub id.",
+            )
+        body = response.json()
+        return str(body["text"] if extras else body["prompt"])
