@@ -283,6 +283,16 @@ class HttpEngine:
             return ScoreRequest(tuple(full[:-1]), ((full[-1],),))
         return ScoreRequest(tuple(prefix), (tuple(full[len(prefix) :]),))
 
+    def _refuse_without_scores(self) -> None:
+        """Raise NotApplicable (naming the endpoint and the fix) when an endpoint cannot score."""
+        reason = self.cannot_score()
+        if reason is not None:
+            raise NotApplicable(
+                f"Scoring needs prompt log-probs, which {reason}.",
+                "serve the model with vLLM or llama.cpp's server (make serve MODEL=... "
+                "[SERVER=llamacpp]), or run in process (--engine local).",
+            )
+
     def cannot_score(self) -> str | None:
         """Why the endpoints cannot score (the first that returns no prompt log-probs), or None
         when every one can."""
@@ -302,13 +312,7 @@ class HttpEngine:
         for request in requests:
             if not request.prefix:
                 raise ValueError("a score request needs a non-empty prefix")
-        reason = self.cannot_score()
-        if reason is not None:
-            raise NotApplicable(
-                f"Scoring needs prompt log-probs, which {reason}.",
-                "serve the model with vLLM or llama.cpp's server (make serve MODEL=... "
-                "[SERVER=llamacpp]), or run in process (--engine local).",
-            )
+        self._refuse_without_scores()
         by_strategy: dict[str, list[int]] = {}
         endpoints = endpoint_slices(requests, len(self.capabilities))
         for i, endpoint in enumerate(endpoints):
@@ -324,9 +328,7 @@ class HttpEngine:
     def score_each_endpoint(self, requests: Sequence[ScoreRequest]) -> list[list[ScoreResult]]:
         """The same requests scored on every endpoint in turn (one list per endpoint): a
         replica that serves another model gives other values (the resume canary)."""
-        reason = self.cannot_score()
-        if reason is not None:
-            raise NotApplicable(f"Scoring needs prompt log-probs, which {reason}.", "see score.")
+        self._refuse_without_scores()
         return [
             self._score_on(requests, [endpoint] * len(requests), str(capability.strategy))
             for endpoint, capability in enumerate(self.capabilities)
