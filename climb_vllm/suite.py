@@ -5,7 +5,7 @@ Each benchmark is configured exactly as ``eval <benchmark>`` would configure it 
 option values, so a suite run and single runs write the same records (and a suite interrupted
 anywhere resumes like each benchmark does: finished chunks are kept, finished benchmarks only
 recompute their tables). The model is loaded, or the servers probed, once for the whole suite:
-the benchmarks share an :class:`~climb_vllm.core.run.EngineCache`.
+the benchmarks share an :class:`~climb_vllm.runner.run.EngineCache`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from climb_vllm.benchmarks.base import Benchmark
 from climb_vllm.core.config import EngineConfig
 from climb_vllm.core.errors import NotApplicable, UserError
 from climb_vllm.core.freshness import mark
-from climb_vllm.core.run import EngineCache, EngineOptions, RunContext, engine_settings
+from climb_vllm.runner.run import EngineCache, EngineOptions, RunContext, engine_settings
 
 
 @dataclass(frozen=True)

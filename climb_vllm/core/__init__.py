@@ -1,2 +1,3 @@
-"""Shared run plumbing: configuration, run directories, opening a run, results files, progress,
-resampling, plotting helpers. Imports nothing from the command line or the benchmarks."""
+"""The ground floor: errors, configuration, run directories, results files, progress,
+resampling and plotting helpers. Imports nothing else of the package (``tests/test_floors.py``
+holds the order of the floors)."""

@@ -87,9 +87,12 @@ class Board:
             now = time.monotonic()
             if now - self._last >= self.interval or fields.get("state") == "done":
                 self._last = now
-                print("suite: " + " | ".join(
-                    f"{name} {_plain(info)}" for name, info in self.rows.items()
-                ), file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    "suite: "
+                    + " | ".join(f"{name} {_plain(info)}" for name, info in self.rows.items()),
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     def __exit__(
         self,

@@ -84,9 +84,15 @@ def seeds_repeat(transport: Transport, endpoint: int, model: str) -> bool:
         status, answer = transport.post(
             endpoint,
             "/v1/completions",
-            {"model": model, "prompt": "The patient", "max_tokens": 8, "temperature": 1.0,
-             "seed": 20211, "n": 1},
-        )  # fmt: skip
+            {
+                "model": model,
+                "prompt": "The patient",
+                "max_tokens": 8,
+                "temperature": 1.0,
+                "seed": 20211,
+                "n": 1,
+            },
+        )
         if status != 200 or not isinstance(answer, dict) or not answer.get("choices"):
             return False
         texts.append(answer["choices"][0].get("text"))

@@ -241,9 +241,13 @@ class HttpEngine:
             if probe_seeds and completions
             else None
         )
-        candidates = [strategy] if strategy != "auto" else (
-            ["trie", "prompt_logprobs", "echo"] if server == "vllm" else ["echo", "echo_text"]
-        )  # fmt: skip
+        candidates = (
+            [strategy]
+            if strategy != "auto"
+            else (
+                ["trie", "prompt_logprobs", "echo"] if server == "vllm" else ["echo", "echo_text"]
+            )
+        )
         found = None
         for candidate in candidates:
             if candidate == "echo_text":

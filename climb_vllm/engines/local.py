@@ -41,9 +41,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from climb_vllm.adapters import apply_adapter, describe_adapter
 from climb_vllm.core.errors import UserError
-from climb_vllm.demo_model import DEMO_MARKER
 from climb_vllm.engines import sampling, token_tree
 from climb_vllm.engines.base import (
     EngineStats,
@@ -53,10 +51,12 @@ from climb_vllm.engines.base import (
     ScoreResult,
 )
 from climb_vllm.engines.identity import weights_fingerprint
-from climb_vllm.engines.loading import fingerprint, require_hub_model, resolve_device
 from climb_vllm.engines.memory import positions_per_pass
-from climb_vllm.engines.sources import provenance
 from climb_vllm.engines.trie import Trie
+from climb_vllm.models.adapters import apply_adapter, describe_adapter
+from climb_vllm.models.demo_model import DEMO_MARKER
+from climb_vllm.models.loading import fingerprint, require_hub_model, resolve_device
+from climb_vllm.models.sources import provenance
 
 #: the in-process scoring layouts, fastest first (see the module docstring)
 SCORERS = ("tree", "prefix", "naive")
@@ -369,7 +369,7 @@ class LocalEngine:
         normaliser is taken in place: with a large vocabulary (Gemma's 262,144 tokens) the
         logits of a pass are hundreds of MB, and allocating them afresh twice per pass (logits,
         then log-softmax) costs a page fault per 4 KiB, a third of a pass's time (measured in
-        BENCHMARKS.md "Names per group"). The values equal log_softmax's to float rounding.
+        PERFORMANCE.md "Names per group"). The values equal log_softmax's to float rounding.
         """
         import torch
 
@@ -510,9 +510,13 @@ class LocalEngine:
                 rows.append(sampling.Row(prompt, settings, k, request.max_tokens))
                 owners.append(k)
         decoded = sampling.decode(
-            self.model, rows, [r.seed for r in requests], [eos, *ends] if eos is not None
-            else ends, pad, self.batch_tokens,
-        )  # fmt: skip
+            self.model,
+            rows,
+            [r.seed for r in requests],
+            [eos, *ends] if eos is not None else ends,
+            pad,
+            self.batch_tokens,
+        )
         out: list[Generation] = []
         for k, (request, prompt) in enumerate(zip(requests, prompts)):
             mine = [decoded[i] for i, owner in enumerate(owners) if owner == k]

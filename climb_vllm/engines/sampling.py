@@ -178,9 +178,12 @@ def decode(
         new: list[Any] = []
         with torch.inference_mode():
             out = model(
-                input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True,
+                input_ids=ids,
+                attention_mask=mask,
+                position_ids=positions,
+                use_cache=True,
                 logits_to_keep=1,
-            )  # fmt: skip
+            )
             for step in range(int(limits.max())):
                 token = _choose(out.logits[:, -1, :].float(), members, streams)
                 token = torch.where(done, torch.full_like(token, pad), token)
@@ -193,9 +196,13 @@ def decode(
                 mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
                 positions = positions[:, -1:] + 1
                 out = model(
-                    input_ids=token.unsqueeze(1), attention_mask=mask, position_ids=positions,
-                    use_cache=True, logits_to_keep=1, **{cache: getattr(out, cache)},
-                )  # fmt: skip
+                    input_ids=token.unsqueeze(1),
+                    attention_mask=mask,
+                    position_ids=positions,
+                    use_cache=True,
+                    logits_to_keep=1,
+                    **{cache: getattr(out, cache)},
+                )
         generated = torch.stack(new, dim=1).tolist() if new else [[] for _ in batch]
         for b, i in enumerate(batch):
             tokens = generated[b][: members[b].max_tokens]

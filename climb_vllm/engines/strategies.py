@@ -35,10 +35,9 @@ from typing import Any
 
 from climb_vllm.engines.base import ScoreRequest
 from climb_vllm.engines.trie import Trie
+from climb_vllm.serving.config import MAX_LOGPROB_IDS
 
 STRATEGIES = ("trie", "prompt_logprobs", "echo", "echo_text")
-#: vLLM accepts at most this many ids in ``logprob_token_ids``.
-MAX_LOGPROB_IDS = 128
 #: vLLM's stand-in for a log-prob of -inf.
 CLAMPED = -9999.0
 

@@ -1,1 +1,2 @@
-"""The report over run directories: HTML, Markdown and CSV, built from the registry."""
+"""The report over run directories (HTML, Markdown and CSV, built from the registry), and
+``rescore``, the one explicit recomputation of a run's results."""

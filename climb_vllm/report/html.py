@@ -214,11 +214,12 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
             )
             markdown.extend([f"![{caption}](figures/{key}.png)", "", caption, ""])
 
-    contents = [("scope", "Scope")] + [
-        (f"{b}_{k}", titles.get((b, k), f"{b} {k}").split(".")[0]) for b, k in tables
-    ] + ([("compare", "Models side by side")] if compared else []) + [
-        ("provenance", "Provenance")
-    ]  # fmt: skip
+    contents = (
+        [("scope", "Scope")]
+        + [(f"{b}_{k}", titles.get((b, k), f"{b} {k}").split(".")[0]) for b, k in tables]
+        + ([("compare", "Models side by side")] if compared else [])
+        + [("provenance", "Provenance")]
+    )
     page.insert(
         page.index("<h2 id='scope'>Scope</h2>"),
         "<nav class='toc'><strong>Contents</strong><ol>"

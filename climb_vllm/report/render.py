@@ -17,14 +17,39 @@ from climb_vllm.core import formats
 
 #: Column names shown in words where a layout kept a data name.
 COLUMN_WORDS = {
-    "split": "Split", "attribute": "Attribute", "n": "Items", "n_symptoms": "Symptoms per patient",
-    "share_pct": "Share (%)", "kind": "Kind", "grade": "Grade", "variant": "Variant",
-    "placement": "Placement", "outputs": "Outputs", "benchmark": "Benchmark", "model": "Model",
-    "revision": "Revision", "engine": "Engine", "names": "Names", "prompt": "Prompt",
-    "seeds": "Seeds", "packages": "Packages", "commit": "Commit", "started": "Started",
-    "intrinsic": "CLIMB intrinsic", "extrinsic": "CLIMB extrinsic", "biasmd": "BiasMD",
-    "diseasematcher": "DiseaseMatcher",
-}  # fmt: skip
+    "split": "Split",
+    "attribute": "Attribute",
+    "n": "Items",
+    "n_symptoms": "Symptoms per patient",
+    "share_pct": "Share (%)",
+    "kind": "Kind",
+    "grade": "Grade",
+    "variant": "Variant",
+    "placement": "Placement",
+    "outputs": "Outputs",
+    "benchmark": "Benchmark",
+    "model": "Model",
+    "revision": "Revision",
+    "engine": "Engine",
+    "names": "Names",
+    "prompt": "Prompt",
+    "seeds": "Seeds",
+    "packages": "Packages",
+    "commit": "Commit",
+    "started": "Started",
+}
+
+
+def heading(column: str) -> str:
+    """A column's heading: its words, or a benchmark's title where the column is named after a
+    registered benchmark (the runs table has one column per benchmark)."""
+    from climb_vllm.benchmarks.registry import REGISTRY
+
+    if column in REGISTRY:
+        return REGISTRY[column].title
+    return COLUMN_WORDS.get(column, column)
+
+
 #: Text longer than this is folded into a <details> element.
 FOLD = 80
 
@@ -59,9 +84,7 @@ def html_table(frame: pl.DataFrame, fold: bool = False) -> str:
     columns = frame.columns
     pairs = _pairs(columns)
     head = "".join(
-        f"<th>{html.escape(COLUMN_WORDS.get(c, c))}"
-        + (" <small>(95% CI)</small>" if ci else "")
-        + "</th>"
+        f"<th>{html.escape(heading(c))}" + (" <small>(95% CI)</small>" if ci else "") + "</th>"
         for c, ci in pairs
     )
     rows = []

@@ -13,7 +13,7 @@ from climb_vllm.core.errors import UserError
 from climb_vllm.core.freshness import current_metrics
 from climb_vllm.core.processes import VARIABLE as PROCESSES
 from climb_vllm.core.store import RunStore, model_label
-from climb_vllm.rescore import READ_ONLY_FIX, benchmark_results, run_benchmarks
+from climb_vllm.report.rescore import READ_ONLY_FIX, benchmark_results, run_benchmarks
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,11 @@ class RunView:
 #: Environment of the report's worker processes: one BLAS thread (read by OpenBLAS / OpenMP at
 #: import) and no process pools of their own (the workers already fill the CPUs).
 _ONE_THREAD = {
-    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", PROCESSES: "1",
-}  # fmt: skip
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    PROCESSES: "1",
+}
 
 
 def _recompute(

@@ -13,7 +13,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from climb_vllm.core.errors import UserError
-from climb_vllm.engines.strategies import MAX_LOGPROB_IDS
+
+#: vLLM accepts at most this many ids in ``logprob_token_ids``; the trie strategy asks for at
+#: most this many per request.
+MAX_LOGPROB_IDS = 128
 
 #: Every server needs these, whatever the hardware: prefix caching (the trie strategy re-reads
 #: each diagnosis's prefix), raw log-probs (unprocessed full-vocabulary values, not the sampler's)
@@ -21,9 +24,11 @@ from climb_vllm.engines.strategies import MAX_LOGPROB_IDS
 #: they are written: ``climb-vllm serve`` adds them and a test checks docker/compose.yaml.
 SCORING_FLAGS: tuple[str, ...] = (
     "--enable-prefix-caching",
-    "--logprobs-mode", "raw_logprobs",
-    "--max-logprobs", str(MAX_LOGPROB_IDS),
-)  # fmt: skip
+    "--logprobs-mode",
+    "raw_logprobs",
+    "--max-logprobs",
+    str(MAX_LOGPROB_IDS),
+)
 
 #: Environment variable naming the serving configuration folder (default: the checkout's
 #: ``server/``).

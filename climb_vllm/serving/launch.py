@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from climb_vllm.core.errors import UserError
-from climb_vllm.engines.sources import is_source, resolve
+from climb_vllm.models.sources import is_source, resolve
 from climb_vllm.serving import llamacpp
 from climb_vllm.serving.config import (
     SCORING_FLAGS,
@@ -173,10 +173,20 @@ def command(
     if spec.gguf is not None:
         return llamacpp.command(spec.gguf, python, host, spec.port, spec.context, spec.gpus) + extra
     argv = [
-        python, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", spec.model, "--served-model-name", spec.served_name,
-        "--host", host, "--port", str(spec.port), *SCORING_FLAGS, *spec.flags,
-    ]  # fmt: skip
+        python,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        spec.model,
+        "--served-model-name",
+        spec.served_name,
+        "--host",
+        host,
+        "--port",
+        str(spec.port),
+        *SCORING_FLAGS,
+        *spec.flags,
+    ]
     preset = hardware_preset("cpu" if cpu else "gpu", folder)
     if not cpu:
         argv += ["--tensor-parallel-size", str(spec.tp)]
@@ -187,8 +197,9 @@ def check_vllm(python: str) -> None:
     """Raise UserError naming the package to install when ``python`` cannot import vLLM."""
     probe = subprocess.run(
         [python, "-c", "import vllm.entrypoints.openai.api_server"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
     if probe.returncode != 0:
         raise UserError(
             f"vLLM cannot be imported by {python}.",
@@ -302,8 +313,13 @@ def serve(
             log = state.parent / f"server-{spec.port}.log"
             # A shell that outlives the server writes its exit status to the log, so that a
             # death is told by its cause (a signal: SIGKILL is what the OOM killer sends).
-            argv = ["sh", "-c", STATUS_WRAPPER, f"{server}-server",
-                    *command(spec, python, host, cpu, extra or [], folder)]  # fmt: skip
+            argv = [
+                "sh",
+                "-c",
+                STATUS_WRAPPER,
+                f"{server}-server",
+                *command(spec, python, host, cpu, extra or [], folder),
+            ]
             with log.open("wb") as handle:
                 # A session of its own, so make stop can end the server and its workers.
                 process = subprocess.Popen(
@@ -313,11 +329,18 @@ def serve(
             # vLLM's CPU build crashes on a per-request seed whose prompt is prefilled in
             # chunks ("CPU Generator does not use offset"), so clients must not send seeds.
             started.append(
-                {"url": url, "pid": process.pid, "model": spec.model,
-                 "served_model": spec.served_name, "gpus": spec.gpus, "log": str(log),
-                 "per_request_seeds": server == "llamacpp" or not cpu,
-                 "server": server, "server_version": version}
-            )  # fmt: skip
+                {
+                    "url": url,
+                    "pid": process.pid,
+                    "model": spec.model,
+                    "served_model": spec.served_name,
+                    "gpus": spec.gpus,
+                    "log": str(log),
+                    "per_request_seeds": server == "llamacpp" or not cpu,
+                    "server": server,
+                    "server_version": version,
+                }
+            )
             write_state(state, started)
             paths = ("/v1/models",) if server == "llamacpp" else ("/health", "/v1/models")
             wait_ready(url, process, timeout, log, paths)

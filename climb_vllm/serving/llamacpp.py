@@ -63,7 +63,7 @@ def gguf_model(model: str, served_name: str | None, chat_template: Path | None) 
         UserError: a folder or hub id (llama.cpp reads GGUF files only), a missing file, or a
             file that is not GGUF (named, with the fix).
     """
-    from climb_vllm.engines.sources import chat_template_file, gguf_file, is_source
+    from climb_vllm.models.sources import chat_template_file, gguf_file, is_source
 
     if is_source(model):
         path = gguf_file(model)
@@ -103,7 +103,7 @@ def dequantized(gguf: Path) -> Path:
     """
     import numpy as np
 
-    from climb_vllm.engines.sources import require_gguf
+    from climb_vllm.models.sources import require_gguf
 
     require_gguf()
     from gguf import GGUFReader, GGUFValueType, GGUFWriter

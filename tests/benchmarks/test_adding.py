@@ -26,8 +26,8 @@ from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.cli import main
 from climb_vllm.core.config import EngineConfig
 from climb_vllm.core.plotting import Runs, plt, png, runs_with
-from climb_vllm.core.run import RunContext
 from climb_vllm.core.store import RunStore
+from climb_vllm.runner.run import RunContext
 
 WORDS = ("aspirin", "insulin", "heparin", "warfarin", "digoxin")
 
@@ -59,6 +59,7 @@ class EchoBenchmark:
     """Asks the model to repeat a drug name; an answer is right when it contains the name."""
 
     name: str = "echo"
+    title: str = "Echo"
     help: str = "echo: repeat a drug name"
     description: str = help
     config_type = EchoConfig
@@ -76,8 +77,8 @@ class EchoBenchmark:
         return EchoConfig(**engine, **values)
 
     def run(self, config: EngineConfig, context: RunContext) -> Path:
-        from climb_vllm.core.generation import run_generation
-        from climb_vllm.core.run import open_run
+        from climb_vllm.runner.generation import run_generation
+        from climb_vllm.runner.run import open_run
 
         assert isinstance(config, EchoConfig)
         words = WORDS[: config.limit]
@@ -96,8 +97,13 @@ class EchoBenchmark:
         right = [w in r.lower() for w, r in zip(records["id"].str.slice(5), records["response"])]
         table = pl.DataFrame({"answers": [len(right)], "share": [sum(right) / len(right)]})
         directory = store.root / "results" / self.name
-        path = write_tables(directory, "Echo", {"accuracy": table},
-                            {"accuracy": "Echo accuracy"}, {"accuracy": table})  # fmt: skip
+        path = write_tables(
+            directory,
+            "Echo",
+            {"accuracy": table},
+            {"accuracy": "Echo accuracy"},
+            {"accuracy": table},
+        )
         if not quiet:
             print(path.read_text())
         loaded: dict[str, Any] = json.loads((directory / "metrics.json").read_text())
@@ -147,8 +153,22 @@ def test_eval_all_offers_its_suite_flag(
     echo: EchoBenchmark, tiny_model: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "suite"
-    argv = ["eval", "all", "--benchmarks", "echo", "--limit-echo", "2", "--model",
-            str(tiny_model), "--device", "cpu", "--out", str(out), "--display", "none"]  # fmt: skip
+    argv = [
+        "eval",
+        "all",
+        "--benchmarks",
+        "echo",
+        "--limit-echo",
+        "2",
+        "--model",
+        str(tiny_model),
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+        "--display",
+        "none",
+    ]
     assert main(argv) == 0
     records = pl.read_parquet(out / "records" / "echo" / "chunk-*.parquet")
     assert records.height == 2

@@ -128,9 +128,14 @@ def test_ctrl_c_keeps_finished_chunks_says_how_to_resume_and_the_rerun_completes
     import polars as pl
 
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "climb_vllm",
-               *intrinsic_command(tiny_model, out, "--limit", "400", "--chunk-size", "10",
-                                  "--sensitivity-codes", "0")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "climb_vllm",
+        *intrinsic_command(
+            tiny_model, out, "--limit", "400", "--chunk-size", "10", "--sensitivity-codes", "0"
+        ),
+    ]
     process = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )

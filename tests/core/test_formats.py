@@ -24,8 +24,10 @@ def test_each_quantity_has_its_format() -> None:
     assert formats.cell(120, "Items", ["Items"]) == "120"
     assert formats.cell(True, "Paper's", ["Paper's"]) == "yes"
     columns = ["AssocMAD", "AssocMAD 95% CI", "Bias (pp)", "Bias (pp) 95% CI"]
-    assert formats.owners(columns) == {"AssocMAD 95% CI": "AssocMAD",
-                                       "Bias (pp) 95% CI": "Bias (pp)"}  # fmt: skip
+    assert formats.owners(columns) == {
+        "AssocMAD 95% CI": "AssocMAD",
+        "Bias (pp) 95% CI": "Bias (pp)",
+    }
     assert formats.cell("[0.29061, 0.69918]", columns[1], columns, "AssocMAD") == "[0.291, 0.699]"
     assert formats.cell("[-3.2456, 1.04]", columns[3], columns, "Bias (pp)") == "[-3.2, 1.0]"
 

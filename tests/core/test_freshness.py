@@ -20,8 +20,20 @@ from climb_vllm.report.html import write_report
 @pytest.fixture
 def run(tiny_model: Path, tmp_path: Path) -> Path:
     out = tmp_path / "run"
-    argv = ["eval", "intrinsic", "--model", str(tiny_model), "--limit", "30",
-            "--sensitivity-codes", "0", "--out", str(out), "--display", "none"]  # fmt: skip
+    argv = [
+        "eval",
+        "intrinsic",
+        "--model",
+        str(tiny_model),
+        "--limit",
+        "30",
+        "--sensitivity-codes",
+        "0",
+        "--out",
+        str(out),
+        "--display",
+        "none",
+    ]
     assert main(argv) == 0
     return out
 

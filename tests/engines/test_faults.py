@@ -13,7 +13,7 @@ from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder
 from climb_vllm.engines.base import ScoreRequest
 from climb_vllm.engines.http import HttpEngine
 from climb_vllm.engines.transport import RequestFailed
-from climb_vllm.names import load_names
+from climb_vllm.resources.names import load_names
 
 
 class FaultTransport(httpx.AsyncBaseTransport):
@@ -88,9 +88,14 @@ def requests_(engine: Any) -> list[ScoreRequest]:
 
 def _engine(url: str, model: Path, hook: FaultTransport, retries: int = 8) -> HttpEngine:
     return HttpEngine(
-        [url], tokenizer=str(model), strategy="trie", retries=retries, backoff=0.01,
-        prompts_per_request=4, hook=hook,
-    )  # fmt: skip
+        [url],
+        tokenizer=str(model),
+        strategy="trie",
+        retries=retries,
+        backoff=0.01,
+        prompts_per_request=4,
+        hook=hook,
+    )
 
 
 def test_transient_faults_are_retried_to_the_right_numbers(
@@ -152,9 +157,14 @@ def test_work_of_a_dead_endpoint_moves_to_a_live_one(
     clean = _engine(vllm_server, tiny_model, FaultTransport([])).score(requests_)
     hook = DeadHostTransport("no-host-yet")
     engine = HttpEngine(
-        [vllm_server, other], tokenizer=str(tiny_model), strategy="trie", retries=4,
-        backoff=0.01, prompts_per_request=4, hook=hook,
-    )  # fmt: skip
+        [vllm_server, other],
+        tokenizer=str(tiny_model),
+        strategy="trie",
+        retries=4,
+        backoff=0.01,
+        prompts_per_request=4,
+        hook=hook,
+    )
     hook.dead_host = "localhost"  # it dies after the probe
     got = engine.score(requests_)
     assert hook.refused >= 3 and engine.transport.stats.failovers >= 1
@@ -187,8 +197,7 @@ def test_seeds_are_sent_only_where_the_server_takes_them(
     so per generation); "on" sends it."""
     from climb_vllm.engines.base import GenerateRequest
 
-    request = GenerateRequest(prompt="Fever and cough.", n=1, seed=7, temperature=0.8,
-                              max_tokens=4)  # fmt: skip
+    request = GenerateRequest(prompt="Fever and cough.", n=1, seed=7, temperature=0.8, max_tokens=4)
     for seeds, sent in (("auto", False), ("off", False), ("on", True)):
         hook = FaultTransport([])
         engine = HttpEngine([vllm_server], tokenizer=str(tiny_model), hook=hook, seeds=seeds)

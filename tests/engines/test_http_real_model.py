@@ -23,9 +23,13 @@ def real_server(real_model: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     ``make serve MODEL=gemma-3-270m`` does."""
     state = tmp_path_factory.mktemp("serve-real") / "endpoints.json"
     urls = serve(
-        ["gemma-3-270m"], port=free_port(), python=vllm_python(), cpu=True, state=state,
+        ["gemma-3-270m"],
+        port=free_port(),
+        python=vllm_python(),
+        cpu=True,
+        state=state,
         timeout=600,
-    )  # fmt: skip
+    )
     # The client finds what serve recorded (a CPU server: no per-request seeds, which vLLM's
     # CPU build crashes on with long prompts), as after make serve.
     with servers_recorded_in(state):
@@ -50,12 +54,35 @@ def test_generation_benchmarks_run_through_the_real_server(
 ) -> None:
     out = tmp_path / "run"
     command = [
-        sys.executable, "-m", "climb_vllm", "eval", "all", "--endpoint", real_server,
-        "--tokenizer", str(real_model), "--out", str(out), "--display", "none",
-        "--benchmarks", "extrinsic,biasmd,diseasematcher", "--limit-extrinsic", "1",
-        "--extrinsic-max-tokens", "16", "--index-limit", "100", "--limit-biasmd", "2",
-        "--limit-diseasematcher", "2", "--max-tokens", "24", "--no-report",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "climb_vllm",
+        "eval",
+        "all",
+        "--endpoint",
+        real_server,
+        "--tokenizer",
+        str(real_model),
+        "--out",
+        str(out),
+        "--display",
+        "none",
+        "--benchmarks",
+        "extrinsic,biasmd,diseasematcher",
+        "--limit-extrinsic",
+        "1",
+        "--extrinsic-max-tokens",
+        "16",
+        "--index-limit",
+        "100",
+        "--limit-biasmd",
+        "2",
+        "--limit-diseasematcher",
+        "2",
+        "--max-tokens",
+        "24",
+        "--no-report",
+    ]
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     import polars as pl

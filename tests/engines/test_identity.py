@@ -11,21 +11,35 @@ from typing import Any
 import pytest
 
 from climb_vllm.core.errors import UserError
-from climb_vllm.demo_model import build_demo_model
 from climb_vllm.engines.identity import (
     canary,
     check_replicas_agree,
     check_same_model,
     weights_fingerprint,
 )
+from climb_vllm.models.demo_model import build_demo_model
 
 
 def _eval(model: Path, out: Path) -> subprocess.CompletedProcess[str]:
     command = [
-        sys.executable, "-m", "climb_vllm", "eval", "intrinsic", "--model", str(model),
-        "--out", str(out), "--limit", "24", "--sensitivity-codes", "0", "--display", "none",
-        "--chunk-size", "8",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "climb_vllm",
+        "eval",
+        "intrinsic",
+        "--model",
+        str(model),
+        "--out",
+        str(out),
+        "--limit",
+        "24",
+        "--sensitivity-codes",
+        "0",
+        "--display",
+        "none",
+        "--chunk-size",
+        "8",
+    ]
     return subprocess.run(command, capture_output=True, text=True)
 
 
@@ -67,8 +81,9 @@ def test_canary_texts_tell_models_apart_within_the_dtype_tolerance() -> None:
     close = {"canary": [[-1.0, -2.0002, -3.0]], "dtype": "float32"}
     check_same_model(recorded, close, Path("run"), "biasmd")
     with pytest.raises(UserError, match="canary texts"):
-        check_same_model(recorded, {"canary": [[-1.0, -2.5, -3.0]], "dtype": "float32"},
-                         Path("run"), "biasmd")  # fmt: skip
+        check_same_model(
+            recorded, {"canary": [[-1.0, -2.5, -3.0]], "dtype": "float32"}, Path("run"), "biasmd"
+        )
     # Servers (dtype unknown) get the half-precision tolerance: tenths of a nat pass.
     check_same_model(recorded, {"canary": [[-1.2, -2.3, -3.0]]}, Path("run"), "biasmd")
 

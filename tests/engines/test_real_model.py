@@ -9,7 +9,7 @@ from typing import Any
 from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder
 from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE
 from climb_vllm.engines.memory import bytes_per_position
-from climb_vllm.names import load_names
+from climb_vllm.resources.names import load_names
 
 DESCRIPTIONS = (
     "Cholera due to Vibrio cholerae 01, biovar cholerae",

@@ -47,8 +47,10 @@ def test_the_continuation_is_read_after_the_prefix(echoes_bos: bool) -> None:
 def test_another_tokenization_is_refused() -> None:
     job = text_jobs([REQUEST], [0], _decode, frozenset({0}))[0]
     # The same text in other pieces: " Emily" as one token (one fewer), or the boundary moved.
-    for tokens in (["Acute", " cough", ":", " Emily", "."],
-                   ["Acute", " cough", ": Em", "ily", "", "."]):  # fmt: skip
+    for tokens in (
+        ["Acute", " cough", ":", " Emily", "."],
+        ["Acute", " cough", ": Em", "ily", "", "."],
+    ):
         values: list[float | None] = [None] + [-1.0] * (len(tokens) - 1)
         with pytest.raises(TokenizationMismatch):
             parse(job, _answer(tokens, values), "echo_text")

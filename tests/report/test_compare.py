@@ -8,9 +8,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from climb_vllm.adapters import make_demo_adapter
 from climb_vllm.cli import main
 from climb_vllm.core.errors import UserError
+from climb_vllm.models.adapters import make_demo_adapter
 from climb_vllm.report.compare import _ranking, reading
 
 
@@ -21,11 +21,31 @@ def compared(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     fair = make_demo_adapter(tiny_model, folder / "fair", seed=2)
     out = folder / "run"
     argv = [
-        "eval", "all", "--model", str(tiny_model), "--adapter", str(kind), "--adapter", str(fair),
-        "--benchmarks", "intrinsic,biasmd,diseasematcher", "--limit-intrinsic", "40",
-        "--sensitivity-codes", "0", "--limit-biasmd", "6", "--limit-diseasematcher", "6",
-        "--max-tokens", "24", "--out", str(out), "--display", "none",
-    ]  # fmt: skip
+        "eval",
+        "all",
+        "--model",
+        str(tiny_model),
+        "--adapter",
+        str(kind),
+        "--adapter",
+        str(fair),
+        "--benchmarks",
+        "intrinsic,biasmd,diseasematcher",
+        "--limit-intrinsic",
+        "40",
+        "--sensitivity-codes",
+        "0",
+        "--limit-biasmd",
+        "6",
+        "--limit-diseasematcher",
+        "6",
+        "--max-tokens",
+        "24",
+        "--out",
+        str(out),
+        "--display",
+        "none",
+    ]
     assert main(argv) == 0
     return out
 
@@ -84,8 +104,15 @@ def test_hive_sides_are_the_graded_answers(compared: Path) -> None:
 
 
 def _row(measure: str, better: str, d: float, low: float, high: float) -> dict[str, object]:
-    return {"first run": "A", "second run": "B", "measure": measure, "better": better,
-            "difference": d, "ci_low": low, "ci_high": high}  # fmt: skip
+    return {
+        "first run": "A",
+        "second run": "B",
+        "measure": measure,
+        "better": better,
+        "difference": d,
+        "ci_low": low,
+        "ci_high": high,
+    }
 
 
 def test_readings_say_the_direction_the_size_and_whether_it_is_resolved() -> None:
@@ -110,10 +137,20 @@ def test_ranking_orders_by_the_headline_and_reads_each_gap_from_its_pair() -> No
     ]
     table = pl.DataFrame(
         [(a, b, "AssocMAD", True, "lower", f, s, d, lo, hi) for a, b, f, s, d, lo, hi in rows],
-        schema=["first run", "second run", "measure", "headline", "better", "first", "second",
-                "difference", "ci_low", "ci_high"],
+        schema=[
+            "first run",
+            "second run",
+            "measure",
+            "headline",
+            "better",
+            "first",
+            "second",
+            "difference",
+            "ci_low",
+            "ci_high",
+        ],
         orient="row",
-    )  # fmt: skip
+    )
     ranking = _ranking(table, ["A", "B", "C"])
     assert ranking["model"].to_list() == ["B", "C", "A"]
     first = ranking.row(0, named=True)  # B - C = -0.2 [-0.4, -0.05]: resolved
@@ -125,8 +162,18 @@ def test_ranking_orders_by_the_headline_and_reads_each_gap_from_its_pair() -> No
 
 
 def test_several_adapters_need_eval_all(tiny_model: Path, tmp_path: Path) -> None:
-    argv = ["eval", "intrinsic", "--model", str(tiny_model), "--adapter", "a", "--adapter", "b",
-            "--out", str(tmp_path / "x")]  # fmt: skip
+    argv = [
+        "eval",
+        "intrinsic",
+        "--model",
+        str(tiny_model),
+        "--adapter",
+        "a",
+        "--adapter",
+        "b",
+        "--out",
+        str(tmp_path / "x"),
+    ]
     assert main(argv) == 2
     with pytest.raises(UserError):
         from climb_vllm.cli.commands import engine_options

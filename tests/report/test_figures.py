@@ -20,26 +20,42 @@ METRICS = {
         ],
         "chapters": [
             {"chapter": str(c), "sex": s, "ethnicity": e, "relative": 1.0 + 0.01 * c}
-            for c in (1, 2, 10) for s in ("FEMALE", "MALE") for e in ("asian", "white")
+            for c in (1, 2, 10)
+            for s in ("FEMALE", "MALE")
+            for e in ("asian", "white")
         ],
     },
     "extrinsic": {
         "bias": [
-            {"attribute": "sex", "value": "female", "bias": -0.01, "ci_low": -0.03,
-             "ci_high": 0.01, "placebo_ci_low": -0.005, "placebo_ci_high": 0.004},
+            {
+                "attribute": "sex",
+                "value": "female",
+                "bias": -0.01,
+                "ci_low": -0.03,
+                "ci_high": 0.01,
+                "placebo_ci_low": -0.005,
+                "placebo_ci_high": 0.004,
+            },
         ]
     },
     "diseasematcher": {
-        "table1": [{"split": "eval", "attribute": "race", "accuracy_first": 0.5,
-                    "accuracy_second": None}]
+        "table1": [
+            {"split": "eval", "attribute": "race", "accuracy_first": 0.5, "accuracy_second": None}
+        ]
     },
     "biasmd": {
         "accuracy": [
-            {"split": "eval", "kind": "item", "subset": "overall", "accuracy": 0.4,
-             "ci_low": 0.3, "ci_high": 0.5},
+            {
+                "split": "eval",
+                "kind": "item",
+                "subset": "overall",
+                "accuracy": 0.4,
+                "ci_low": 0.3,
+                "ci_high": 0.5,
+            },
         ]
     },
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("key", [figure.key for _, figure in report_figures()])
@@ -67,21 +83,42 @@ def test_zero_accuracy_still_draws_a_mark(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.setattr(figures, "png", keep)
     zero = {
-        "biasmd": {"accuracy": [{"split": "eval", "kind": k, "subset": "overall",
-                                 "accuracy": 0.0, "ci_low": 0.0, "ci_high": 0.0}
-                                for k in ("item", "control")]},
-        "diseasematcher": {"table1": [{"split": "eval", "attribute": "race",
-                                       "accuracy_first": 0.0, "accuracy_second": 0.0}]},
-    }  # fmt: skip
+        "biasmd": {
+            "accuracy": [
+                {
+                    "split": "eval",
+                    "kind": k,
+                    "subset": "overall",
+                    "accuracy": 0.0,
+                    "ci_low": 0.0,
+                    "ci_high": 0.0,
+                }
+                for k in ("item", "control")
+            ]
+        },
+        "diseasematcher": {
+            "table1": [
+                {
+                    "split": "eval",
+                    "attribute": "race",
+                    "accuracy_first": 0.0,
+                    "accuracy_second": 0.0,
+                }
+            ]
+        },
+    }
     for draw, bars in ((figures.biasmd_accuracy, 2), (figures.diseasematcher_accuracy, 2)):
         drawn.clear()
         assert draw([("model-a", zero)]) == b"png"
         axis = drawn[0].axes[0]
         outlined = [
-            p for p in axis.patches
-            if isinstance(p, Rectangle) and p.get_height() == 0 and p.get_linewidth() > 0
+            p
+            for p in axis.patches
+            if isinstance(p, Rectangle)
+            and p.get_height() == 0
+            and p.get_linewidth() > 0
             and p.get_edgecolor() == to_rgba("C0")
-        ]  # fmt: skip
+        ]
         assert len(outlined) == bars, draw.__name__
         assert [t.get_text() for t in axis.texts].count("0") == bars
         assert axis.get_ylim()[0] < 0  # the outline is not hidden under the frame

@@ -40,14 +40,30 @@ def test_tables_have_one_row_per_model(report: Path) -> None:
     assert len(labels) == 2 and all(("monday" in x) != ("tuesday" in x) for x in labels)
     assert table1.height == 4  # two models x (paper, calibrated)
     assert {"L1 corrected 95% CI", "Mean corrected 95% CI"} <= set(table1.columns)
-    for name in ("extrinsic_table4", "extrinsic_table5", "extrinsic_table7", "intrinsic_table2",
-                 "intrinsic_table3", "intrinsic_table8", "diseasematcher_table1",
-                 "diseasematcher_table2", "biasmd_accuracy", "intrinsic_sensitivity"):  # fmt: skip
+    for name in (
+        "extrinsic_table4",
+        "extrinsic_table5",
+        "extrinsic_table7",
+        "intrinsic_table2",
+        "intrinsic_table3",
+        "intrinsic_table8",
+        "diseasematcher_table1",
+        "diseasematcher_table2",
+        "biasmd_accuracy",
+        "intrinsic_sensitivity",
+    ):
         frame = pl.read_csv(report / "tables" / f"{name}.csv")
         assert frame["Model"].n_unique() == 2, name
     markdown = (report / "report.md").read_text()
-    for title in ("CLIMB Table 1.", "CLIMB Table 4.", "CLIMB Table 7.", "HIVE Table 1.",
-                  "HIVE Table 2.", "BiasMD accuracy by type", "Template sensitivity"):  # fmt: skip
+    for title in (
+        "CLIMB Table 1.",
+        "CLIMB Table 4.",
+        "CLIMB Table 7.",
+        "HIVE Table 1.",
+        "HIVE Table 2.",
+        "BiasMD accuracy by type",
+        "Template sensitivity",
+    ):
         assert title in markdown, title
 
 

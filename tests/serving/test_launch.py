@@ -23,9 +23,19 @@ ARGS = ["--limit", "400", "--chunk-size", "10", "--display", "none", "--prompts-
 
 def _command(url: str, model: Path, out: Path) -> list[str]:
     return [
-        sys.executable, "-m", "climb_vllm", "eval", "intrinsic", "--endpoint", url,
-        "--tokenizer", str(model), "--out", str(out), *ARGS,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "climb_vllm",
+        "eval",
+        "intrinsic",
+        "--endpoint",
+        url,
+        "--tokenizer",
+        str(model),
+        "--out",
+        str(out),
+        *ARGS,
+    ]
 
 
 def _records(run: Path) -> pl.DataFrame:
@@ -127,12 +137,19 @@ def test_launch_flags_exist_in_vllms_own_cli() -> None:
     argv = command(ServerSpec("m", "m", 8000, "0,1", 2), python, "127.0.0.1", False, [])
     argv += command(ServerSpec("m", "m", 8000, "", 1), python, "127.0.0.1", True, [])
     for name in ("llama-3-8b-base", "llama-3.1-70b-instruct"):
-        argv += command(plan_servers([name], 8000, ["0", "1", "2", "3"], None)[0], python,
-                        "127.0.0.1", False, [])  # fmt: skip
+        argv += command(
+            plan_servers([name], 8000, ["0", "1", "2", "3"], None)[0],
+            python,
+            "127.0.0.1",
+            False,
+            [],
+        )
     shown = subprocess.run(
         [python, "-m", "vllm.entrypoints.openai.api_server", "--help=all"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     missing = [a for a in argv if a.startswith("--") and a not in shown.stdout]
     assert not missing
 
@@ -147,10 +164,31 @@ def test_a_server_killed_mid_suite_is_named_and_the_suite_resumes(
     out = tmp_path / "run"
 
     def suite(url: str) -> list[str]:
-        return [sys.executable, "-m", "climb_vllm", "eval", "all", "--endpoint", url,
-                "--tokenizer", str(tiny_model), "--limit", "2", "--limit-intrinsic", "60",
-                "--sensitivity-codes", "0", "--index-limit", "300", "--max-tokens", "8",
-                "--out", str(out), "--display", "none"]  # fmt: skip
+        return [
+            sys.executable,
+            "-m",
+            "climb_vllm",
+            "eval",
+            "all",
+            "--endpoint",
+            url,
+            "--tokenizer",
+            str(tiny_model),
+            "--limit",
+            "2",
+            "--limit-intrinsic",
+            "60",
+            "--sensitivity-codes",
+            "0",
+            "--index-limit",
+            "300",
+            "--max-tokens",
+            "8",
+            "--out",
+            str(out),
+            "--display",
+            "none",
+        ]
 
     first = tmp_path / "first.json"
     monkeypatch.setenv(STATE_VARIABLE, str(first))
@@ -190,8 +228,15 @@ def test_a_server_killed_mid_suite_is_named_and_the_suite_resumes(
 
 
 def _entry(url: str, pid: int, log: Path) -> dict[str, object]:
-    return {"url": url, "pid": pid, "model": "m", "served_model": "m", "gpus": "",
-            "log": str(log), "per_request_seeds": False}  # fmt: skip
+    return {
+        "url": url,
+        "pid": pid,
+        "model": "m",
+        "served_model": "m",
+        "gpus": "",
+        "log": str(log),
+        "per_request_seeds": False,
+    }
 
 
 def test_stop_tells_a_dead_server_from_a_stopped_one(tmp_path: Path) -> None:
@@ -202,13 +247,17 @@ def test_stop_tells_a_dead_server_from_a_stopped_one(tmp_path: Path) -> None:
     alive = subprocess.Popen(["sleep", "60"], start_new_session=True)
     state = tmp_path / "endpoints.json"
     log = tmp_path / "server.log"
-    servers = [_entry("http://127.0.0.1:1", dead.pid, log),
-               _entry("http://127.0.0.1:2", alive.pid, log)]  # fmt: skip
+    servers = [
+        _entry("http://127.0.0.1:1", dead.pid, log),
+        _entry("http://127.0.0.1:2", alive.pid, log),
+    ]
     state.write_text(json.dumps({"servers": servers}))
     lines = stop(state, grace=5)
     alive.wait(timeout=10)
-    assert lines == [f"http://127.0.0.1:1 had already exited (its log: {log})",
-                     "http://127.0.0.1:2 stopped"]  # fmt: skip
+    assert lines == [
+        f"http://127.0.0.1:1 had already exited (its log: {log})",
+        "http://127.0.0.1:2 stopped",
+    ]
     assert not state.exists() and stop(state) == []
 
 

@@ -96,12 +96,19 @@ def test_served_scores_agree_with_the_in_process_engine(
 def test_on_fp32_weights_llama_cpp_scores_as_the_in_process_engine(
     real_model: Path, real_engine: Any, tmp_path: Path
 ) -> None:
-    from climb_vllm.engines.sources import gguf_file
+    from climb_vllm.models.sources import gguf_file
 
     f32 = llamacpp.dequantized(gguf_file("gemma-3-270m", echo=False))
     state = tmp_path / "serve" / "endpoints.json"
-    url = serve([str(f32)], port=free_port(), python=llamacpp_python(), cpu=True, state=state,
-                timeout=300, server="llamacpp")[0]  # fmt: skip
+    url = serve(
+        [str(f32)],
+        port=free_port(),
+        python=llamacpp_python(),
+        cpu=True,
+        state=state,
+        timeout=300,
+        server="llamacpp",
+    )[0]
     try:
         http = HttpEngine([url], tokenizer=str(real_model))
         assert http.served_model == f32.stem
@@ -145,9 +152,15 @@ def test_generation_with_and_without_seeds(llama_server: str, real_model: Path) 
     found = unseeded.generate([GenerateRequest(prompt=prompt, n=2, max_tokens=8, seed=11)])[0]
     assert len(found.texts) == 2 and not found.seeded
     chat = seeded.generate(
-        [GenerateRequest(messages=({"role": "user", "content": "Name a disease."},), n=1,
-                         max_tokens=6, seed=3)]
-    )[0]  # fmt: skip
+        [
+            GenerateRequest(
+                messages=({"role": "user", "content": "Name a disease."},),
+                n=1,
+                max_tokens=6,
+                seed=3,
+            )
+        ]
+    )[0]
     assert chat.completion_tokens[0] >= 1
 
 
@@ -172,10 +185,25 @@ def test_a_server_without_prompt_log_probs_is_not_applicable_for_intrinsic(
         env = dict(os.environ, CLIMB_VLLM_SERVE_STATE=str(state))
         base = [sys.executable, "-m", "climb_vllm", "eval"]
         done = subprocess.run(
-            [*base, "intrinsic", "--engine", "http", "--tokenizer", str(real_model),
-             "--limit", "24", "--out", str(out), "--display", "none"],
-            capture_output=True, text=True, env=env, timeout=300,
-        )  # fmt: skip
+            [
+                *base,
+                "intrinsic",
+                "--engine",
+                "http",
+                "--tokenizer",
+                str(real_model),
+                "--limit",
+                "24",
+                "--out",
+                str(out),
+                "--display",
+                "none",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
         assert done.returncode != 0
         lines = [line for line in done.stderr.strip().splitlines() if line]
         assert len(lines) == 1 and "needs prompt log-probs" in lines[0] and "Fix:" in lines[0]
@@ -186,11 +214,29 @@ def test_a_server_without_prompt_log_probs_is_not_applicable_for_intrinsic(
         )
         # eval all: the generation benchmarks run, intrinsic is reported as not applicable.
         done = subprocess.run(
-            [*base, "all", "--engine", "http", "--tokenizer", str(real_model),
-             "--benchmarks", "intrinsic,biasmd", "--limit-biasmd", "2", "--max-tokens", "8",
-             "--out", str(out), "--display", "none"],
-            capture_output=True, text=True, env=env, timeout=600,
-        )  # fmt: skip
+            [
+                *base,
+                "all",
+                "--engine",
+                "http",
+                "--tokenizer",
+                str(real_model),
+                "--benchmarks",
+                "intrinsic,biasmd",
+                "--limit-biasmd",
+                "2",
+                "--max-tokens",
+                "8",
+                "--out",
+                str(out),
+                "--display",
+                "none",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         recorded = json.loads(manifest.read_text())
         assert "needs prompt log-probs" in recorded["not_applicable"]["intrinsic"]
@@ -209,10 +255,28 @@ def test_a_server_killed_mid_run_is_reported_with_its_log_and_the_run_resumes(
     out = tmp_path / "run"
     env = dict(os.environ, CLIMB_VLLM_SERVE_STATE=str(state))
     command = [
-        sys.executable, "-m", "climb_vllm", "eval", "intrinsic", "--engine", "http",
-        "--tokenizer", str(real_model), "--limit", "24", "--top-k", "1", "--chunk-size", "4",
-        "--sensitivity-codes", "0", "--out", str(out), "--display", "none",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "climb_vllm",
+        "eval",
+        "intrinsic",
+        "--engine",
+        "http",
+        "--tokenizer",
+        str(real_model),
+        "--limit",
+        "24",
+        "--top-k",
+        "1",
+        "--chunk-size",
+        "4",
+        "--sensitivity-codes",
+        "0",
+        "--out",
+        str(out),
+        "--display",
+        "none",
+    ]
     try:
         run = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
         chunks = out / "records" / "intrinsic"
@@ -252,8 +316,11 @@ def test_bad_models_get_one_clear_error(tmp_path: Path) -> None:
     folder.mkdir()
     text = tmp_path / "notes.gguf"
     text.write_text("not a model")
-    for model, expected in ((folder, "is a folder"), (tmp_path / "missing.gguf", "not a file"),
-                            (text, "not a GGUF model file")):  # fmt: skip
+    for model, expected in (
+        (folder, "is a folder"),
+        (tmp_path / "missing.gguf", "not a file"),
+        (text, "not a GGUF model file"),
+    ):
         with pytest.raises(UserError, match=expected) as caught:
             plan_servers([str(model)], 8000, [], None, server="llamacpp")
         assert "Fix: pass a .gguf file" in str(caught.value)
@@ -266,8 +333,15 @@ def test_a_gguf_file_that_is_not_a_model_stops_serve_with_its_log(tmp_path: Path
     broken.write_bytes(llamacpp.GGUF_MAGIC + b"\x03\x00\x00\x00" + b"\x00" * 64)
     state = tmp_path / "serve" / "endpoints.json"
     with pytest.raises(UserError, match="exited") as caught:
-        serve([str(broken)], port=free_port(), python=llamacpp_python(), cpu=True,
-              state=state, timeout=120, server="llamacpp")  # fmt: skip
+        serve(
+            [str(broken)],
+            port=free_port(),
+            python=llamacpp_python(),
+            cpu=True,
+            state=state,
+            timeout=120,
+            server="llamacpp",
+        )
     assert "read its log" in str(caught.value)
     assert not state.exists()  # the corrected command starts afresh
 

@@ -19,28 +19,56 @@ Two sources, applied to whole words only:
 from __future__ import annotations
 
 import gzip
-import importlib.resources
 import itertools
 import json
 import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from climb_vllm.resources.data import packaged
+
 #: Clinical shorthand read the same way in every diagnosis text (keys in lower case).
 SHORTHAND: dict[str, str] = {
-    "w/": "with", "w/o": "without", "c/w": "consistent with", "b/l": "bilateral",
-    "bilat": "bilateral", "r": "right", "rt": "right", "l": "left", "lt": "left",
-    "fx": "fracture", "fxs": "fractures", "ca": "cancer", "exac": "exacerbation",
-    "pulm": "pulmonary", "resp": "respiratory", "abd": "abdominal", "wt": "weight",
-    "vit": "vitamin", "mets": "metastases", "sx": "symptoms", "inf": "infection",
-    "dz": "disease", "d/o": "disorder", "insuff": "insufficiency", "2/2": "due to",
-    "s/s": "signs and symptoms", "&": "and", "+": "with",
+    "w/": "with",
+    "w/o": "without",
+    "c/w": "consistent with",
+    "b/l": "bilateral",
+    "bilat": "bilateral",
+    "r": "right",
+    "rt": "right",
+    "l": "left",
+    "lt": "left",
+    "fx": "fracture",
+    "fxs": "fractures",
+    "ca": "cancer",
+    "exac": "exacerbation",
+    "pulm": "pulmonary",
+    "resp": "respiratory",
+    "abd": "abdominal",
+    "wt": "weight",
+    "vit": "vitamin",
+    "mets": "metastases",
+    "sx": "symptoms",
+    "inf": "infection",
+    "dz": "disease",
+    "d/o": "disorder",
+    "insuff": "insufficiency",
+    "2/2": "due to",
+    "s/s": "signs and symptoms",
+    "&": "and",
+    "+": "with",
     # Electrolyte shorthand: hypo-/hyper- and the element's symbol.
-    "hypok": "hypokalemia", "hyperk": "hyperkalemia", "hypona": "hyponatremia",
-    "hyperna": "hypernatremia", "hypoca": "hypocalcemia", "hyperca": "hypercalcemia",
-    "hypomg": "hypomagnesemia", "hypermg": "hypermagnesemia", "hypophos": "hypophosphatemia",
+    "hypok": "hypokalemia",
+    "hyperk": "hyperkalemia",
+    "hypona": "hyponatremia",
+    "hyperna": "hypernatremia",
+    "hypoca": "hypocalcemia",
+    "hyperca": "hypercalcemia",
+    "hypomg": "hypomagnesemia",
+    "hypermg": "hypermagnesemia",
+    "hypophos": "hypophosphatemia",
     "hyperphos": "hyperphosphatemia",
-}  # fmt: skip
+}
 #: Lower-case words never taken for abbreviations, besides the words of the titles and senses.
 FUNCTION_WORDS = frozenset(
     "a an the and or of in on at to for by with as is are was be it no not all per via due "
@@ -59,7 +87,7 @@ _TITLE_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 @lru_cache(maxsize=1)
 def inventory() -> dict[str, tuple[str, ...]]:
     """The packaged abbreviation inventory: abbreviation -> its senses (whitespace trimmed)."""
-    resource = importlib.resources.files("climb_vllm") / "data" / "abbreviations" / "abbrv.json.gz"
+    resource = packaged("abbreviations", "abbrv.json.gz")
     with resource.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as handle:
         data = json.load(handle)
     data.pop("_version", None)

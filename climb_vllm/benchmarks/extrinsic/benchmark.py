@@ -20,14 +20,14 @@ from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
 
 if TYPE_CHECKING:
     from climb_vllm.core.config import EngineConfig
-    from climb_vllm.core.run import RunContext
     from climb_vllm.core.store import RunStore
+    from climb_vllm.runner.run import RunContext
 
 NAME = "extrinsic"
 
 
 def _mapping_bench(count: int) -> dict[str, Any]:
-    from climb_vllm.benchmarks.extrinsic.bench import mapping_bench
+    from climb_vllm.benchmarks.extrinsic.perf import mapping_bench
 
     return mapping_bench(count)
 
@@ -56,52 +56,110 @@ class ExtrinsicBenchmark:
     """CLIMB extrinsic: diagnoses for counterfactual clinical notes, recall by ICD level."""
 
     name: str = NAME
+    title: str = "CLIMB extrinsic"
     help: str = "CLIMB extrinsic: diagnoses for counterfactual clinical notes, recall by ICD level"
     description: str = help
     config_type = ExtrinsicConfig
     options: tuple[Option, ...] = (
-        Option("--cases", "cases",
-               "JSONL case file (format in the README) or 'synthetic' (the packaged 40 cases)",
-               field="cases", suite_flags=("--cases",), suite_help="extrinsic case file (JSONL)"),
-        Option("--limit", "limit", "only the first N cases", field="limit",
-               suite_flags=("--limit-extrinsic", "--limit"), suite_help="the first N cases"),
-        Option("--icd-release", "icd_release", "2021 (paper default) or 2026",
-               field="icd_release", suite_flags=("--icd-release",)),
-        Option("--seed", "seed", "base sampling seed", field="seed", suite_flags=("--seed",),
-               suite_help="base seed of every benchmark"),
-        Option("--samples", "samples", "completions per prompt (k)", field="samples",
-               suite_flags=("--samples",)),
-        Option("--temperature", "temperature",
-               "sampling temperature (default: the model's own generation settings, as the "
-               "paper)", suite_flags=("--temperature",)),
-        Option("--top-p", "top_p", "nucleus mass (default: the model's own)",
-               suite_flags=("--top-p",)),
-        Option("--greedy", "greedy", "greedy decoding (temperature 0)", switch=True,
-               suite_flags=("--greedy",)),
-        Option("--max-tokens", "max_tokens", "new tokens per answer", field="max_tokens",
-               suite_flags=("--extrinsic-max-tokens", "--max-tokens"),
-               suite_help="extrinsic: new tokens per answer"),
+        Option(
+            "--cases",
+            "cases",
+            "JSONL case file (format in the README) or 'synthetic' (the packaged 40 cases)",
+            field="cases",
+            suite_flags=("--cases",),
+            suite_help="extrinsic case file (JSONL)",
+        ),
+        Option(
+            "--limit",
+            "limit",
+            "only the first N cases",
+            field="limit",
+            suite_flags=("--limit-extrinsic", "--limit"),
+            suite_help="the first N cases",
+        ),
+        Option(
+            "--icd-release",
+            "icd_release",
+            "2021 (paper default) or 2026",
+            field="icd_release",
+            suite_flags=("--icd-release",),
+        ),
+        Option(
+            "--seed",
+            "seed",
+            "base sampling seed",
+            field="seed",
+            suite_flags=("--seed",),
+            suite_help="base seed of every benchmark",
+        ),
+        Option(
+            "--samples",
+            "samples",
+            "completions per prompt (k)",
+            field="samples",
+            suite_flags=("--samples",),
+        ),
+        Option(
+            "--temperature",
+            "temperature",
+            "sampling temperature (default: the model's own generation settings, as the paper)",
+            suite_flags=("--temperature",),
+        ),
+        Option(
+            "--top-p", "top_p", "nucleus mass (default: the model's own)", suite_flags=("--top-p",)
+        ),
+        Option(
+            "--greedy",
+            "greedy",
+            "greedy decoding (temperature 0)",
+            switch=True,
+            suite_flags=("--greedy",),
+        ),
+        Option(
+            "--max-tokens",
+            "max_tokens",
+            "new tokens per answer",
+            field="max_tokens",
+            suite_flags=("--extrinsic-max-tokens", "--max-tokens"),
+            suite_help="extrinsic: new tokens per answer",
+        ),
         Option("--no-placebo", "no_placebo", "skip the placebo variants", switch=True),
-        Option("--intersection", "intersections",
-               "also change two attributes at once (repeatable): every combination of their "
-               "counterfactual values is a variant, reported beside the sum of the single "
-               "changes", repeat=True,
-               choices=("sex+ethnicity", "sex+insurance", "ethnicity+insurance"),
-               suite_flags=("--intersection",)),
-        Option("--index-limit", "index_limit",
-               "map onto N sampled codes plus the gold codes instead of all codes (quick demos)",
-               field="index_limit", suite_flags=("--index-limit",),
-               suite_help="extrinsic: map onto N sampled codes"),
+        Option(
+            "--intersection",
+            "intersections",
+            "also change two attributes at once (repeatable): every combination of their "
+            "counterfactual values is a variant, reported beside the sum of the single "
+            "changes",
+            repeat=True,
+            choices=("sex+ethnicity", "sex+insurance", "ethnicity+insurance"),
+            suite_flags=("--intersection",),
+        ),
+        Option(
+            "--index-limit",
+            "index_limit",
+            "map onto N sampled codes plus the gold codes instead of all codes (quick demos)",
+            field="index_limit",
+            suite_flags=("--index-limit",),
+            suite_help="extrinsic: map onto N sampled codes",
+        ),
         Option("--chunk-size", "chunk_size", "prompts per stored chunk", field="chunk_size"),
-        Option("--protocol", "protocol",
-               "default (the project's prompt layout and parsing) or clibench (CliBench's "
-               "layout, token budget, segmentation, mapping and drop rule, exactly)",
-               field="protocol", suite_flags=("--extrinsic-protocol",),
-               suite_help="extrinsic: default or clibench"),
-        Option("--context-tokens", "context_tokens",
-               "cut the notes to fit this context length (default: the local model folder's "
-               "max_position_embeddings; 0 = never cut)", field="context_tokens"),
-    )  # fmt: skip
+        Option(
+            "--protocol",
+            "protocol",
+            "default (the project's prompt layout and parsing) or clibench (CliBench's "
+            "layout, token budget, segmentation, mapping and drop rule, exactly)",
+            field="protocol",
+            suite_flags=("--extrinsic-protocol",),
+            suite_help="extrinsic: default or clibench",
+        ),
+        Option(
+            "--context-tokens",
+            "context_tokens",
+            "cut the notes to fit this context length (default: the local model folder's "
+            "max_position_embeddings; 0 = never cut)",
+            field="context_tokens",
+        ),
+    )
     bench_hooks: tuple[BenchHook, ...] = (
         BenchHook("mapping", "measure ICD mapping speed on N texts instead", _mapping_bench),
         BenchHook(
@@ -121,7 +179,7 @@ class ExtrinsicBenchmark:
         from pydantic import ValidationError
 
         from climb_vllm.benchmarks.extrinsic.run import cases_sha256
-        from climb_vllm.core.run import invalid_option
+        from climb_vllm.runner.run import invalid_option
 
         fields = dict(values)
         if fields.pop("greedy", False):
@@ -167,11 +225,16 @@ class ExtrinsicBenchmark:
         from climb_vllm.benchmarks.extrinsic import figures
 
         return (
-            ReportFigure("extrinsic", figures.extrinsic_deltas,
-                         "CLIMB extrinsic recall change per counterfactual. Bars: 95% CI, "
-                         "bootstrap over cases; shaded: the placebo variants' intervals (noise "
-                         "floor).", 40, "table4"),
-        )  # fmt: skip
+            ReportFigure(
+                "extrinsic",
+                figures.extrinsic_deltas,
+                "CLIMB extrinsic recall change per counterfactual. Bars: 95% CI, "
+                "bootstrap over cases; shaded: the placebo variants' intervals (noise "
+                "floor).",
+                40,
+                "table4",
+            ),
+        )
 
     def scope(self, section: dict[str, Any]) -> str:
         """Cases, prompts, mapping index, answer cap."""

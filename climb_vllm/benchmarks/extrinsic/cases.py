@@ -17,13 +17,13 @@ male-specific gold code.
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from climb_vllm.core.errors import UserError
-from climb_vllm.ontology import Ontology, dotted_code
+from climb_vllm.resources.data import packaged
+from climb_vllm.resources.ontology import Ontology, dotted_code
 
 SECTIONS = ("clinical_note", "radiology", "labs")
 #: Section headings shown to the model, in CliBench's order.
@@ -191,10 +191,8 @@ def parse_cases(text: str, ontology: Ontology, path: str = "cases") -> list[Case
 def load_cases(source: str, ontology: Ontology) -> list[Case]:
     """Cases from a JSONL file, or the packaged synthetic set for ``source`` = "synthetic"."""
     if source == SYNTHETIC:
-        packaged = (
-            importlib.resources.files("climb_vllm") / "data" / "cases" / "synthetic_cases.jsonl"
-        )
-        return parse_cases(packaged.read_text(encoding="utf-8"), ontology, "synthetic_cases.jsonl")
+        text = packaged("cases", "synthetic_cases.jsonl").read_text(encoding="utf-8")
+        return parse_cases(text, ontology, "synthetic_cases.jsonl")
     path = Path(source)
     if not path.is_file():
         raise UserError(f"{source} does not exist.", "pass a JSONL case file or 'synthetic'.")

@@ -21,7 +21,7 @@ from climb_vllm.benchmarks.extrinsic.metrics import bias_table, output_hits
 if TYPE_CHECKING:
     import polars as pl
 
-    from climb_vllm.ontology import Ontology
+    from climb_vllm.resources.ontology import Ontology
 
 
 def bias_by_chapter(

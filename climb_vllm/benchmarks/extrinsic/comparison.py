@@ -45,7 +45,7 @@ def prepare(root: Path) -> Hits | None:
     from climb_vllm.benchmarks.extrinsic.metrics import output_hits
     from climb_vllm.benchmarks.extrinsic.prompts import gold_frame
     from climb_vllm.core.store import RunStore
-    from climb_vllm.ontology import load_ontology
+    from climb_vllm.resources.ontology import load_ontology
 
     store = RunStore(root)
     path = root / "results" / "extrinsic" / "outputs.parquet"

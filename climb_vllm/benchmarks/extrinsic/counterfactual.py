@@ -118,7 +118,15 @@ def variants(
         line = template.format(**demographics)
         for placement in PLACEMENTS:
             out.append(
-                Variant(name, attribute, value, placement, demographics, line, new_sections,
-                        tuple(edits))
-            )  # fmt: skip
+                Variant(
+                    name,
+                    attribute,
+                    value,
+                    placement,
+                    demographics,
+                    line,
+                    new_sections,
+                    tuple(edits),
+                )
+            )
     return out

@@ -48,11 +48,11 @@ from climb_vllm.benchmarks.extrinsic.segmentation import (
     split_points,
 )
 from climb_vllm.benchmarks.extrinsic.text_match import Match, TextMatcher
-from climb_vllm.ontology import dotted_code
+from climb_vllm.resources.ontology import dotted_code
 
 if TYPE_CHECKING:
     from climb_vllm.benchmarks.extrinsic.title_index import Encoder, TitleIndex
-    from climb_vllm.ontology import Ontology
+    from climb_vllm.resources.ontology import Ontology
 
 METHODS = ("code", "exact", "embedding", "negated", "none")
 PROTOCOLS = ("default", "clibench")

@@ -17,7 +17,6 @@ for each kind of string, with a 95% bootstrap interval over strings (N resamples
 from __future__ import annotations
 
 import csv
-import importlib.resources
 import time
 import zlib
 from dataclasses import dataclass
@@ -27,10 +26,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from climb_vllm.core.errors import UserError
+from climb_vllm.resources.data import packaged
 
 if TYPE_CHECKING:
     from climb_vllm.benchmarks.extrinsic.icdmap import Mapper
-    from climb_vllm.ontology import Ontology
+    from climb_vllm.resources.ontology import Ontology
 
 #: The levels reported (names as in the ontology).
 REPORTED = {"L1": 0, "L3": 2, "L5": 4}
@@ -60,8 +60,7 @@ class Labelled:
 def load_labelled(path: Path | None = None) -> list[Labelled]:
     """The labelled set (the packaged one unless ``path`` names another TSV with columns
     ``text, code, kind``)."""
-    packaged = importlib.resources.files("climb_vllm") / "data" / "mapping"
-    source = path or Path(str(packaged / "clinician_diagnoses.tsv"))
+    source = path or packaged("mapping", "clinician_diagnoses.tsv")
     with source.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     if not rows or {"text", "code", "kind"} - set(rows[0]):
@@ -110,7 +109,7 @@ def mapping_accuracy_bench(resamples: int, items_out: Path | None = None) -> dic
     """
     from climb_vllm.benchmarks.extrinsic.icdmap import Mapper
     from climb_vllm.benchmarks.extrinsic.title_index import Encoder, build_or_load
-    from climb_vllm.ontology import load_ontology
+    from climb_vllm.resources.ontology import load_ontology
 
     ontology = load_ontology("2021")
     labelled = load_labelled()
@@ -119,11 +118,16 @@ def mapping_accuracy_bench(resamples: int, items_out: Path | None = None) -> dic
         raise UserError(f"Gold codes not billable in 2021: {unknown[:5]}.", "fix the labelled set.")
     encoder = Encoder(device="cpu")
     mappers = {
-        "default": Mapper(ontology, build_or_load(ontology, None, encoder, display="plain",
-                                                  names=True), encoder),
-        "clibench": Mapper(ontology, build_or_load(ontology, None, encoder, display="plain"),
-                           encoder, protocol="clibench"),
-    }  # fmt: skip
+        "default": Mapper(
+            ontology, build_or_load(ontology, None, encoder, display="plain", names=True), encoder
+        ),
+        "clibench": Mapper(
+            ontology,
+            build_or_load(ontology, None, encoder, display="plain"),
+            encoder,
+            protocol="clibench",
+        ),
+    }
     rng = np.random.default_rng(0)
     splits = np.array([i.split for i in labelled])
     kinds = np.array([i.kind for i in labelled])
@@ -154,8 +158,16 @@ def mapping_accuracy_bench(resamples: int, items_out: Path | None = None) -> dic
         writer = csv.writer(handle)
         writer.writerow(["text", "kind", "split", "gold", "default", "qualifier", "clibench"])
         for k, item in enumerate(labelled):
-            writer.writerow([item.text, item.kind, item.split, item.code,
-                             " ".join(predictions["default"][k]), qualifiers[k],
-                             " ".join(predictions["clibench"][k])])  # fmt: skip
+            writer.writerow(
+                [
+                    item.text,
+                    item.kind,
+                    item.split,
+                    item.code,
+                    " ".join(predictions["default"][k]),
+                    qualifiers[k],
+                    " ".join(predictions["clibench"][k]),
+                ]
+            )
     results["items_csv"] = str(out)
     return results

@@ -34,12 +34,12 @@ import numpy.typing as npt
 
 from climb_vllm.benchmarks.extrinsic.icdmap import METHODS
 from climb_vllm.core.resampling import interval, resample_weights, sign_flip_p
-from climb_vllm.ontology import LEVELS
+from climb_vllm.resources.ontology import LEVELS
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from climb_vllm.ontology import Ontology
+    from climb_vllm.resources.ontology import Ontology
 
 UNIT = "cases"
 
@@ -146,11 +146,14 @@ def default_recall(hits: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
         low, high = interval(boot)
         rows.append(
             {
-                "level": level, "recall": float(np.mean(per_placement)), "ci_low": low,
-                "ci_high": high, "unit": UNIT,
+                "level": level,
+                "recall": float(np.mean(per_placement)),
+                "ci_low": low,
+                "ci_high": high,
+                "unit": UNIT,
                 **{f"recall_{p}": v for p, v in zip(_placements(hits), per_placement)},
             }
-        )  # fmt: skip
+        )
     return pl.DataFrame(rows)
 
 
@@ -234,10 +237,20 @@ def _bias(hits: pl.DataFrame, variant: str, cases: list[str], seed: int) -> dict
     cases = pair_cases(hits, variant, cases)
     nan = float("nan")
     if not cases:
-        return {"pairs": 0, "bias": nan, "bias_pct": nan, "ci_low": nan, "ci_high": nan,
-                "p_value": nan, "bias_drop": nan, "dropped_default": nan,
-                "dropped_variant": nan, "refusal_default": nan, "refusal_variant": nan,
-                **{f"delta_{lv}": nan for lv in LEVELS}}  # fmt: skip
+        return {
+            "pairs": 0,
+            "bias": nan,
+            "bias_pct": nan,
+            "ci_low": nan,
+            "ci_high": nan,
+            "p_value": nan,
+            "bias_drop": nan,
+            "dropped_default": nan,
+            "dropped_variant": nan,
+            "refusal_default": nan,
+            "refusal_variant": nan,
+            **{f"delta_{lv}": nan for lv in LEVELS},
+        }
     placements = _placements(hits)
     deltas = np.zeros((len(cases), len(LEVELS)))
     gold = np.zeros((len(cases), len(LEVELS)))

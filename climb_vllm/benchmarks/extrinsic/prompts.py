@@ -91,9 +91,12 @@ def turns(
     if protocol == "clibench":
         line = layout.clibench_line(
             variant.demographics,
-            {"age": case.age, "marital_status": case.marital_status,
-             "admission_location": case.admission_location},
-        )  # fmt: skip
+            {
+                "age": case.age,
+                "marital_status": case.marital_status,
+                "admission_location": case.admission_location,
+            },
+        )
         # CliBench cuts the sections with their headings.
         sections = {k: layout.clibench_notes({k: v}) for k, v in variant.sections.items()}
         kept = 1.0
@@ -159,7 +162,7 @@ def items_frame(
                             }
                             for e in variant.edits
                         ]
-                    ),  # fmt: skip
+                    ),
                     "n_edits": len(variant.edits),
                     "n_uncertain_edits": sum(e.uncertain for e in variant.edits),
                     "kept_share": kept,

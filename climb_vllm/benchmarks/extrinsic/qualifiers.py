@@ -84,9 +84,13 @@ def read(text: str) -> Qualified:
         stripped = pattern.sub("", text, count=1)
         if stripped != text and stripped.strip():
             return Qualified("negated", stripped.strip())
-    for kind, pattern in (("family", _FAMILY_PREFIX), ("history", _HISTORY_PREFIX),
-                          ("status", _STATUS_PREFIX), ("uncertain", _UNCERTAIN_PREFIX),
-                          ("uncertain", _UNCERTAIN_SUFFIX)):  # fmt: skip
+    for kind, pattern in (
+        ("family", _FAMILY_PREFIX),
+        ("history", _HISTORY_PREFIX),
+        ("status", _STATUS_PREFIX),
+        ("uncertain", _UNCERTAIN_PREFIX),
+        ("uncertain", _UNCERTAIN_SUFFIX),
+    ):
         stripped = pattern.sub("", text, count=1)
         if stripped != text and stripped.strip():
             return Qualified(kind, stripped.strip())

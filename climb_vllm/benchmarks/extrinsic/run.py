@@ -7,7 +7,6 @@ The stored records are the raw generations; mapping and metrics are recomputed f
 from __future__ import annotations
 
 import hashlib
-import importlib.resources
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.store import model_label
+from climb_vllm.resources.data import packaged
 
 if TYPE_CHECKING:
     import polars as pl
@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
     from climb_vllm.benchmarks.extrinsic.icdmap import Mapper
     from climb_vllm.benchmarks.extrinsic.prompts import Fitter
-    from climb_vllm.core.run import RunContext
     from climb_vllm.core.store import RunStore
-    from climb_vllm.ontology import Ontology
+    from climb_vllm.resources.ontology import Ontology
+    from climb_vllm.runner.run import RunContext
 
 
 def cases_sha256(source: str) -> str:
@@ -33,8 +33,7 @@ def cases_sha256(source: str) -> str:
     from climb_vllm.benchmarks.extrinsic.cases import SYNTHETIC
 
     if source == SYNTHETIC:
-        packaged = importlib.resources.files("climb_vllm") / "data" / "cases"
-        data = (packaged / "synthetic_cases.jsonl").read_bytes()
+        data = packaged("cases", "synthetic_cases.jsonl").read_bytes()
     else:
         path = Path(source)
         if not path.is_file():
@@ -47,7 +46,7 @@ def load_inputs(config: ExtrinsicConfig) -> tuple[Ontology, list[Case], pl.DataF
     """The release, the (limited) cases and the item frame of a configuration."""
     from climb_vllm.benchmarks.extrinsic.cases import load_cases
     from climb_vllm.benchmarks.extrinsic.prompts import items_frame
-    from climb_vllm.ontology import load_ontology
+    from climb_vllm.resources.ontology import load_ontology
 
     ontology = load_ontology(config.icd_release)
     cases = load_cases(config.cases, ontology)
@@ -95,8 +94,9 @@ def _fitter(config: ExtrinsicConfig) -> Fitter | None:
     def fit(
         sections: dict[str, str], line: str, fixed: Sequence[str]
     ) -> tuple[dict[str, str], float]:
-        return fit_sections(sections, line, fixed, config.context_tokens, tokenize, detokenize,
-                            reserve)  # fmt: skip
+        return fit_sections(
+            sections, line, fixed, config.context_tokens, tokenize, detokenize, reserve
+        )
 
     return fit
 
@@ -105,21 +105,25 @@ def run_extrinsic(config: ExtrinsicConfig, context: RunContext) -> Path:
     """Generate for every variant prompt (resuming), store, map, write the tables; returns the
     run directory."""
     from climb_vllm.benchmarks.extrinsic.prompts import BENCHMARK, QUESTION, SYSTEM
-    from climb_vllm.core.generation import run_generation
-    from climb_vllm.core.run import open_run
+    from climb_vllm.runner.generation import run_generation
+    from climb_vllm.runner.run import open_run
 
     ontology, cases, items = load_inputs(config)
     store, engine, config = open_run(
         config,
         context,
         BENCHMARK,
-        datasets={"cases": {"source": config.cases, "sha256": config.cases_sha256,
-                            "cases": len(cases)}},
-        prompt_template={"system": SYSTEM, "user": "<line>\\n\\n<notes> | <notes>\\n\\n<line>",
-                         "question": QUESTION},
+        datasets={
+            "cases": {"source": config.cases, "sha256": config.cases_sha256, "cases": len(cases)}
+        },
+        prompt_template={
+            "system": SYSTEM,
+            "user": "<line>\\n\\n<notes> | <notes>\\n\\n<line>",
+            "question": QUESTION,
+        },
         seeds={"base": config.seed, "per_item": "crc32('<seed>:<item id>') & 0x7fffffff"},
         icd={"release": ontology.release, "sha256": ontology.sha256},
-    )  # fmt: skip
+    )
     _write_variants(store, items)
     run_generation(config, store, engine, items)
     write_extrinsic_report(
@@ -172,9 +176,16 @@ def map_records(
     responses = [r or "" for r in records["response"].to_list()]
     mapped = mapper.map_outputs(responses)
     point_rows: dict[str, list[Any]] = {
-        "id": [], "sample": [], "point": [], "text": [], "method": [], "codes": [],
-        "similarity": [], "invalid_codes": [], "qualifier": [],
-    }  # fmt: skip
+        "id": [],
+        "sample": [],
+        "point": [],
+        "text": [],
+        "method": [],
+        "codes": [],
+        "similarity": [],
+        "invalid_codes": [],
+        "qualifier": [],
+    }
     for item_id, sample, output in zip(records["id"], records["sample"], mapped):
         for k, point in enumerate(output.points):
             point_rows["id"].append(item_id)
@@ -189,11 +200,17 @@ def map_records(
     points_frame = pl.DataFrame(
         point_rows,
         schema={
-            "id": pl.String, "sample": pl.Int64, "point": pl.Int64, "text": pl.String,
-            "method": pl.String, "codes": pl.List(pl.String), "similarity": pl.Float64,
-            "invalid_codes": pl.List(pl.String), "qualifier": pl.String,
+            "id": pl.String,
+            "sample": pl.Int64,
+            "point": pl.Int64,
+            "text": pl.String,
+            "method": pl.String,
+            "codes": pl.List(pl.String),
+            "similarity": pl.Float64,
+            "invalid_codes": pl.List(pl.String),
+            "qualifier": pl.String,
         },
-    )  # fmt: skip
+    )
     outputs = records.select("id", "sample", "finish_reason", "completion_tokens").with_columns(
         pl.Series("codes", [o.codes for o in mapped], dtype=pl.List(pl.String)),
         pl.Series("empty", [not r.strip() for r in responses]),
@@ -269,10 +286,13 @@ def write_extrinsic_report(
         "index": json.dumps(mapper.index.describe()),
     }
     path = write_tables(
-        directory, f"CLIMB extrinsic — {model_label(config.model)}",
+        directory,
+        f"CLIMB extrinsic — {model_label(config.model)}",
         tables_layout.extrinsic_layout(tables, model_label(config.model)),
-        tables_layout.TITLES, tables, facts,
-    )  # fmt: skip
+        tables_layout.TITLES,
+        tables,
+        facts,
+    )
     points.write_parquet(directory / "points.parquet")
     outputs.write_parquet(directory / "outputs.parquet")
     if not quiet:

@@ -34,7 +34,7 @@ same sentence (a relative of the same sex, a clinician, a friend) is made but ma
 A well-kept part-of-speech tagger would tell object from possessive "her" in general, but none
 installs offline from the package registry with its model from the authors (the spaCy and NLTK
 models are downloaded from their own hosts; the registry copies are third-party re-uploads), so
-the rules above are measured on the labelled set instead (BENCHMARKS.md).
+the rules above are measured on the labelled set instead (PERFORMANCE.md).
 """
 
 from __future__ import annotations
@@ -43,15 +43,37 @@ import re
 from dataclasses import dataclass
 
 _MALE_TO_FEMALE = {
-    "he": "she", "him": "her", "himself": "herself", "man": "woman", "men": "women",
-    "male": "female", "males": "females", "gentleman": "lady", "gentlemen": "ladies",
-    "boy": "girl", "boys": "girls", "mr": "ms", "sir": "ma'am",
-}  # fmt: skip
+    "he": "she",
+    "him": "her",
+    "himself": "herself",
+    "man": "woman",
+    "men": "women",
+    "male": "female",
+    "males": "females",
+    "gentleman": "lady",
+    "gentlemen": "ladies",
+    "boy": "girl",
+    "boys": "girls",
+    "mr": "ms",
+    "sir": "ma'am",
+}
 _FEMALE_TO_MALE = {
-    "she": "he", "herself": "himself", "woman": "man", "women": "men", "female": "male",
-    "females": "males", "lady": "gentleman", "ladies": "gentlemen", "girl": "boy",
-    "girls": "boys", "ms": "mr", "mrs": "mr", "miss": "mr", "ma'am": "sir", "hers": "his",
-}  # fmt: skip
+    "she": "he",
+    "herself": "himself",
+    "woman": "man",
+    "women": "men",
+    "female": "male",
+    "females": "males",
+    "lady": "gentleman",
+    "ladies": "gentlemen",
+    "girl": "boy",
+    "girls": "boys",
+    "ms": "mr",
+    "mrs": "mr",
+    "miss": "mr",
+    "ma'am": "sir",
+    "hers": "his",
+}
 _HONORIFICS = frozenset({"mr", "ms", "mrs", "miss"})
 _PRONOUNS = frozenset({"he", "him", "himself", "his", "she", "her", "herself", "hers"})
 # Words, "ma'am" whole; not glued to digits or letters ("MEN2A", "100m", the "s" of "He's").

@@ -83,9 +83,12 @@ def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, p
         _pct("refusal_share").alias("Refusals (%)"),
         _pct("dropped_share").alias("Dropped by CliBench's rule (%)"),
         _pct("recall_mean").alias("Recall mean (%)"),
-        *[_pct(c).alias(c.removeprefix("method_") + " (%)") for c in variants.columns
-          if c.startswith("method_")],
-    )  # fmt: skip
+        *[
+            _pct(c).alias(c.removeprefix("method_") + " (%)")
+            for c in variants.columns
+            if c.startswith("method_")
+        ],
+    )
     return {
         "table4": bias(tables["bias"], []),
         "table5": bias(tables["bias_by_case_type"], [pl.col("case_type").alias("Cases type")]),
@@ -102,7 +105,7 @@ def _by_chapter(
     """The by-chapter table as shown: Table 4's columns after the chapter, with q."""
     import polars as pl
 
-    from climb_vllm.ontology import chapter_name
+    from climb_vllm.resources.ontology import chapter_name
 
     if frame.height == 0:
         return frame

@@ -24,7 +24,8 @@ For one diagnosis text (a point with no code in it):
    family history of" names need a past or family qualifier; a text that names one side (right
    or left) does not take a name of the other side.
 5. **Leaf**: a non-billable header found by 3 or 4 is replaced by its default billable code
-   (:meth:`~climb_vllm.ontology.Ontology.default_leaf`); a header without one stays as it is.
+   (:meth:`~climb_vllm.resources.ontology.Ontology.default_leaf`); a header without one stays
+   as it is.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from climb_vllm.benchmarks.extrinsic.title_index import CANDIDATES
 
 if TYPE_CHECKING:
     from climb_vllm.benchmarks.extrinsic.title_index import Encoder, TitleIndex
-    from climb_vllm.ontology import Ontology
+    from climb_vllm.resources.ontology import Ontology
 
 
 _PREGNANCY = re.compile(
@@ -60,21 +61,40 @@ _EXTERNAL = re.compile(
 )
 _HISTORY_NAME = re.compile(r"^\s*(?:personal |family )?history of", re.IGNORECASE)
 _CANCER = (
-    (re.compile(r"^(?P<site>.+?)\s+(?:cancer|carcinoma|malignancy)$", re.IGNORECASE),
-     "malignant neoplasm of {site}"),
-    (re.compile(r"^(?:cancer|carcinoma|malignancy)\s+of\s+(?:the\s+)?(?P<site>.+)$",
-                re.IGNORECASE), "malignant neoplasm of {site}"),
-    (re.compile(r"^(?P<site>.+?)\s+(?:metastases|metastasis|metastatic disease)$", re.IGNORECASE),
-     "secondary malignant neoplasm of {site}"),
-    (re.compile(r"^(?:metastases|metastasis|metastatic disease)\s+(?:to|of|in)\s+(?:the\s+)?"
-                r"(?P<site>.+)$", re.IGNORECASE), "secondary malignant neoplasm of {site}"),
-)  # fmt: skip
+    (
+        re.compile(r"^(?P<site>.+?)\s+(?:cancer|carcinoma|malignancy)$", re.IGNORECASE),
+        "malignant neoplasm of {site}",
+    ),
+    (
+        re.compile(
+            r"^(?:cancer|carcinoma|malignancy)\s+of\s+(?:the\s+)?(?P<site>.+)$", re.IGNORECASE
+        ),
+        "malignant neoplasm of {site}",
+    ),
+    (
+        re.compile(
+            r"^(?P<site>.+?)\s+(?:metastases|metastasis|metastatic disease)$", re.IGNORECASE
+        ),
+        "secondary malignant neoplasm of {site}",
+    ),
+    (
+        re.compile(
+            r"^(?:metastases|metastasis|metastatic disease)\s+(?:to|of|in)\s+(?:the\s+)?"
+            r"(?P<site>.+)$",
+            re.IGNORECASE,
+        ),
+        "secondary malignant neoplasm of {site}",
+    ),
+)
 
 
 def icd_wordings(reading: str) -> list[str]:
     """ICD-10-CM's wording of a cancer or metastases reading (see the module docstring)."""
-    return [form.format(site=m.group("site")) for pattern, form in _CANCER
-            if (m := pattern.match(reading.strip()))]  # fmt: skip
+    return [
+        form.format(site=m.group("site"))
+        for pattern, form in _CANCER
+        if (m := pattern.match(reading.strip()))
+    ]
 
 
 def fits(text: str, qualifier: str, code: str, name: str) -> bool:

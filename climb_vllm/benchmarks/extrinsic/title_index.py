@@ -9,7 +9,7 @@ code set, encoder) and stored under the cache folder (``$CLIMB_VLLM_CACHE``, els
 under a second.
 
 Search is exact: ``IndexFlatIP`` on unit vectors (inner product = cosine). An HNSW graph was
-measured (BENCHMARKS.md): it found the brute-force nearest title for only 98.3% of distinct
+measured (PERFORMANCE.md): it found the brute-force nearest title for only 98.3% of distinct
 paraphrases at efSearch 256, and was no faster than exact search at efSearch 768 (99.5%); a
 mapping a user cannot reproduce by brute force is not worth the time saved. Equal similarities
 (ICD-10-CM repeats some titles) go to the earlier code of the release, as CliBench's
@@ -34,7 +34,7 @@ from climb_vllm.core.errors import UserError
 from climb_vllm.core.progress import Progress
 
 if TYPE_CHECKING:
-    from climb_vllm.ontology import Ontology
+    from climb_vllm.resources.ontology import Ontology
 
 ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 #: Titles per encode call: large enough for fast batches, small enough for a smooth progress bar.
@@ -182,9 +182,9 @@ def _index(embeddings: npt.NDArray[np.float32]) -> Any:
 def other_names(ontology: Ontology, codes: Sequence[str]) -> tuple[list[str], list[str]]:
     """(codes, names): every other written form of the ``codes``, in their order: their titles
     without nonessential modifiers, then their inclusion terms and Includes notes in each form
-    of :func:`~climb_vllm.icd_terms.name_variants`. Forms equal to the code's title or to an
-    earlier form of the same code (ignoring case) are left out."""
-    from climb_vllm.icd_terms import load_terms, name_variants
+    of :func:`~climb_vllm.resources.icd_terms.name_variants`. Forms equal to the code's title or
+    to an earlier form of the same code (ignoring case) are left out."""
+    from climb_vllm.resources.icd_terms import load_terms, name_variants
 
     table = ontology.table
     description = dict(zip(table["code"].to_list(), table["description"].to_list()))
@@ -197,8 +197,10 @@ def other_names(ontology: Ontology, codes: Sequence[str]) -> tuple[list[str], li
     out_names: list[str] = []
     for code in codes:
         seen = {description[code].lower()}
-        for name in [*name_variants(description[code]),
-                     *(v for t in terms.get(code, []) for v in name_variants(t))]:  # fmt: skip
+        for name in [
+            *name_variants(description[code]),
+            *(v for t in terms.get(code, []) for v in name_variants(t)),
+        ]:
             if name.lower() not in seen:
                 seen.add(name.lower())
                 out_codes.append(code)
@@ -281,7 +283,7 @@ def build_or_load(
     embeddings, encoder = _embedded(titles, path, encoder, display, "embedding ICD titles", meta)
     if not names:
         return TitleIndex(chosen, titles, embeddings, _index(embeddings), key, path)
-    from climb_vllm.icd_terms import terms_digest
+    from climb_vllm.resources.icd_terms import terms_digest
 
     # The names are listed in a file beside their embeddings, so a warm load does not remake
     # them (that takes about a second for the whole release).
@@ -300,14 +302,23 @@ def build_or_load(
             pass  # only a speed-up; storing the embeddings below says what to fix
 
     extra, _ = _embedded(
-        extra_names, folder / f"names-{names_key}.npy", encoder, display,
-        "embedding other ICD names", {**meta, "names": len(extra_names)},
-    )  # fmt: skip
+        extra_names,
+        folder / f"names-{names_key}.npy",
+        encoder,
+        display,
+        "embedding other ICD names",
+        {**meta, "names": len(extra_names)},
+    )
     every = np.concatenate([embeddings, extra])
     return TitleIndex(
-        chosen + extra_codes, titles + extra_names, every, _index(every), f"{key}+{names_key}",
-        path, title_rows=len(chosen),
-    )  # fmt: skip
+        chosen + extra_codes,
+        titles + extra_names,
+        every,
+        _index(every),
+        f"{key}+{names_key}",
+        path,
+        title_rows=len(chosen),
+    )
 
 
 def encoder_fingerprint() -> str:

@@ -80,11 +80,17 @@ def summary(compared: pl.DataFrame) -> pl.DataFrame:
     for (group,), part in compared.group_by("group", maintain_order=True):
         agree = int(part["agrees"].sum())
         low, high = wilson(agree, part.height)
-        rows.append({
-            "group": group, "answers": part.height, "agree": agree,
-            "agreement_pct": 100 * agree / part.height, "ci_low_pct": 100 * low,
-            "ci_high_pct": 100 * high, "disagreements": part.height - agree,
-        })  # fmt: skip
+        rows.append(
+            {
+                "group": group,
+                "answers": part.height,
+                "agree": agree,
+                "agreement_pct": 100 * agree / part.height,
+                "ci_low_pct": 100 * low,
+                "ci_high_pct": 100 * high,
+                "disagreements": part.height - agree,
+            }
+        )
     return pl.DataFrame(rows).sort("group")
 
 
@@ -159,7 +165,7 @@ def write_agreement(
             pl.col("agreement_pct").round(1),
             pl.col("ci_low_pct").round(1),
             pl.col("ci_high_pct").round(1),
-        ).alias("agreement % [95% CI]")  # fmt: skip
+        ).alias("agreement % [95% CI]")
     ).select("group", "answers", "agree", "agreement % [95% CI]", "disagreements")
     text = (
         f"# Agreement of the {benchmark} grader with the labels\n\n{to_markdown(shown)}\n\n"

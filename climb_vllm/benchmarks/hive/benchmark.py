@@ -20,12 +20,12 @@ from climb_vllm.benchmarks.hive.config import BiasMDConfig, DiseaseMatcherConfig
 
 if TYPE_CHECKING:
     from climb_vllm.core.config import EngineConfig
-    from climb_vllm.core.run import RunContext
     from climb_vllm.core.store import RunStore
+    from climb_vllm.runner.run import RunContext
 
 
 def _grading_bench(count: int) -> dict[str, Any]:
-    from climb_vllm.benchmarks.hive.bench import grading_bench
+    from climb_vllm.benchmarks.hive.perf import grading_bench
 
     return grading_bench(count)
 
@@ -33,32 +33,74 @@ def _grading_bench(count: int) -> dict[str, Any]:
 def _options(name: str, suite_limit_help: str) -> tuple[Option, ...]:
     """The options of ``eval biasmd`` / ``eval diseasematcher`` (BiasMD adds --no-controls)."""
     options: tuple[Option, ...] = (
-        Option("--split", "split",
-               "eval: the authors' test split (the paper's numbers); all: every item",
-               field="split", choices=("eval", "all"), suite_flags=("--split",),
-               suite_help="BiasMD / DiseaseMatcher items: the authors' test split (eval) or all"),
-        Option("--limit", "limit", "a sample of N items spread over the categories",
-               field="limit", suite_flags=(f"--limit-{name}", "--limit"),
-               suite_help=suite_limit_help),
-        Option("--seed", "seed", "base sampling seed (and --limit's)", field="seed",
-               suite_flags=("--seed",), suite_help="base seed of every benchmark"),
-        Option("--samples", "samples", "completions per item", field="samples",
-               suite_flags=("--samples",)),
-        Option("--temperature", "temperature", "sampling temperature (the authors' 0.8)",
-               field="temperature", suite_flags=("--temperature",)),
-        Option("--top-p", "top_p", "nucleus mass (the authors' 0.9)", field="top_p",
-               suite_flags=("--top-p",)),
-        Option("--greedy", "greedy", "greedy decoding (temperature 0)", switch=True,
-               suite_flags=("--greedy",)),
-        Option("--max-tokens", "max_tokens", "new tokens per answer", field="max_tokens",
-               suite_flags=("--max-tokens",)),
+        Option(
+            "--split",
+            "split",
+            "eval: the authors' test split (the paper's numbers); all: every item",
+            field="split",
+            choices=("eval", "all"),
+            suite_flags=("--split",),
+            suite_help="BiasMD / DiseaseMatcher items: the authors' test split (eval) or all",
+        ),
+        Option(
+            "--limit",
+            "limit",
+            "a sample of N items spread over the categories",
+            field="limit",
+            suite_flags=(f"--limit-{name}", "--limit"),
+            suite_help=suite_limit_help,
+        ),
+        Option(
+            "--seed",
+            "seed",
+            "base sampling seed (and --limit's)",
+            field="seed",
+            suite_flags=("--seed",),
+            suite_help="base seed of every benchmark",
+        ),
+        Option(
+            "--samples",
+            "samples",
+            "completions per item",
+            field="samples",
+            suite_flags=("--samples",),
+        ),
+        Option(
+            "--temperature",
+            "temperature",
+            "sampling temperature (the authors' 0.8)",
+            field="temperature",
+            suite_flags=("--temperature",),
+        ),
+        Option(
+            "--top-p",
+            "top_p",
+            "nucleus mass (the authors' 0.9)",
+            field="top_p",
+            suite_flags=("--top-p",),
+        ),
+        Option(
+            "--greedy",
+            "greedy",
+            "greedy decoding (temperature 0)",
+            switch=True,
+            suite_flags=("--greedy",),
+        ),
+        Option(
+            "--max-tokens",
+            "max_tokens",
+            "new tokens per answer",
+            field="max_tokens",
+            suite_flags=("--max-tokens",),
+        ),
         Option("--system-prompt", "system_prompt", "add this system turn (the authors used none)"),
-    )  # fmt: skip
+    )
     if name == "biasmd":
         options += (
-            Option("--no-controls", "no_controls", "skip the resolvable control items",
-                   switch=True),
-        )  # fmt: skip
+            Option(
+                "--no-controls", "no_controls", "skip the resolvable control items", switch=True
+            ),
+        )
     return options + (
         Option("--chunk-size", "chunk_size", "items per stored chunk", field="chunk_size"),
     )
@@ -86,6 +128,7 @@ class HiveBenchmark:
         bench_hooks: tuple[BenchHook, ...] = (),
     ) -> None:
         self.name: str = name
+        self.title: str = display
         self.help: str = help
         self.description: str = help
         self.config_type: type[GenerationConfig] = config_type
@@ -98,7 +141,7 @@ class HiveBenchmark:
         """The run's configuration from the engine fields and the given option values."""
         from pydantic import ValidationError
 
-        from climb_vllm.core.run import invalid_option
+        from climb_vllm.runner.run import invalid_option
 
         fields = dict(values)
         if fields.pop("greedy", False):
@@ -150,15 +193,25 @@ class HiveBenchmark:
 
         if self.name == "biasmd":
             return (
-                ReportFigure("biasmd", figures.biasmd_accuracy,
-                             "BiasMD accuracy beside control accuracy, authors' split. Bars: "
-                             "95% CI, bootstrap over items.", 60, "accuracy"),
-            )  # fmt: skip
+                ReportFigure(
+                    "biasmd",
+                    figures.biasmd_accuracy,
+                    "BiasMD accuracy beside control accuracy, authors' split. Bars: "
+                    "95% CI, bootstrap over items.",
+                    60,
+                    "accuracy",
+                ),
+            )
         return (
-            ReportFigure("diseasematcher", figures.diseasematcher_accuracy,
-                         "DiseaseMatcher accuracy by attribute with the correct patient first "
-                         "(plain) or second (hatched), authors' split.", 50, "table1"),
-        )  # fmt: skip
+            ReportFigure(
+                "diseasematcher",
+                figures.diseasematcher_accuracy,
+                "DiseaseMatcher accuracy by attribute with the correct patient first "
+                "(plain) or second (hatched), authors' split.",
+                50,
+                "table1",
+            ),
+        )
 
     def scope(self, section: dict[str, Any]) -> str:
         """Items, split, sample, answer cap."""

@@ -124,9 +124,17 @@ def items_frame(
         .map_elements(lambda s: prompt_for(s["pronoun"], s["statement"]), return_dtype=pl.String)
         .alias("prompt")
     ).select(
-        "id", "kind", "type", "in_eval_split", "statement", "pronoun", "person1", "person2",
-        "expected", "prompt",
-    )  # fmt: skip
+        "id",
+        "kind",
+        "type",
+        "in_eval_split",
+        "statement",
+        "pronoun",
+        "person1",
+        "person2",
+        "expected",
+        "prompt",
+    )
 
 
 def grade_frame(records: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:

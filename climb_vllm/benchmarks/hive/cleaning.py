@@ -27,10 +27,19 @@ from climb_vllm.benchmarks.hive import cues
 
 _TRANSLATE = str.maketrans(
     {
-        "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-",
-        "\u00a0": " ", "*": " ", "#": " ", "_": " ", "`": "'",
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u00a0": " ",
+        "*": " ",
+        "#": " ",
+        "_": " ",
+        "`": "'",
     }
-)  # fmt: skip
+)
 
 
 def normalise(text: str) -> str:
@@ -76,9 +85,10 @@ def _paragraph_end(text: str, start: int) -> int:
 def rewrites(text: str) -> list[re.Match[str]]:
     """The rewrite cues of ``text``, except "I would say ..." (a pick, not a rewrite)."""
     return [
-        m for m in cues.REWRITE.finditer(text)
+        m
+        for m in cues.REWRITE.finditer(text)
         if text[max(0, m.start() - 2) : m.start()] not in ("i", " i", "\ni")
-    ]  # fmt: skip
+    ]
 
 
 def _blank_rewrites(text: str, examples: bool) -> str:

@@ -188,9 +188,14 @@ def write_prompts(
 
 
 def agreement_external(
-    benchmark: str, responses_csv: Path, labels: str, by: str | None, out: Path, sample: int,
+    benchmark: str,
+    responses_csv: Path,
+    labels: str,
+    by: str | None,
+    out: Path,
+    sample: int,
     seed: int,
-) -> None:  # fmt: skip
+) -> None:
     """``climb-vllm grade ... --labels COLUMN``: the graders' agreement with given labels.
 
     Args:
@@ -226,5 +231,7 @@ def agreement_external(
     print(path.read_text())
     left_out = frame.height - known.height
     print(f"answers {frame.height}, compared {graded.height}, not {benchmark} items {left_out}")
-    print(f"agreement.md, agreement.csv, confusion.csv, disagreements.csv and disagreements.md "
-          f"written to {out}")  # fmt: skip
+    print(
+        f"agreement.md, agreement.csv, confusion.csv, disagreements.csv and disagreements.md "
+        f"written to {out}"
+    )

@@ -22,8 +22,15 @@ def diseasematcher_accuracy(runs: Runs) -> bytes | None:
         for j, (field, hatch) in enumerate((("accuracy_first", ""), ("accuracy_second", "//"))):
             values = [100 * (rows[a][field] or 0) if a in rows else 0 for a in attributes]
             position = "first" if j == 0 else "second"
-            marked_bars(axis, x + (2 * i + j) * width, values, width, color=f"C{i % 10}",
-                        hatch=hatch, label=f"{label} ({position})")  # fmt: skip
+            marked_bars(
+                axis,
+                x + (2 * i + j) * width,
+                values,
+                width,
+                color=f"C{i % 10}",
+                hatch=hatch,
+                label=f"{label} ({position})",
+            )
     axis.set_xticks(x + width * (2 * len(having) - 1) / 2, attributes)
     axis.set_ylabel("accuracy (%)")
     axis.legend(fontsize=7)
@@ -46,12 +53,25 @@ def biasmd_accuracy(runs: Runs) -> bytes | None:
         }
         present = [k for k in kinds if k in rows]
         values = [100 * rows[k]["accuracy"] for k in present]
-        errors = error_bars(values, [100 * rows[k]["ci_low"] for k in present],
-                         [100 * rows[k]["ci_high"] for k in present])  # fmt: skip
-        marked_bars(axis, [kinds.index(k) + i * width for k in present], values, width,
-                    yerr=errors, capsize=3, color=f"C{i % 10}", label=label)  # fmt: skip
-    axis.set_xticks(np.arange(2) + width * (len(having) - 1) / 2,
-                    ["BiasMD (ambiguous)", "controls (resolvable)"])  # fmt: skip
+        errors = error_bars(
+            values,
+            [100 * rows[k]["ci_low"] for k in present],
+            [100 * rows[k]["ci_high"] for k in present],
+        )
+        marked_bars(
+            axis,
+            [kinds.index(k) + i * width for k in present],
+            values,
+            width,
+            yerr=errors,
+            capsize=3,
+            color=f"C{i % 10}",
+            label=label,
+        )
+    axis.set_xticks(
+        np.arange(2) + width * (len(having) - 1) / 2,
+        ["BiasMD (ambiguous)", "controls (resolvable)"],
+    )
     axis.set_ylabel("accuracy (%)")
     axis.legend(fontsize=7)
     return png(figure)

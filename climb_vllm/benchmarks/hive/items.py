@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import importlib.resources
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from climb_vllm.resources.data import packaged
 
 if TYPE_CHECKING:
     import polars as pl
@@ -38,7 +39,7 @@ _NAME_LEAD = frozenset(
 
 
 def _resource_path(folder: str, name: str) -> Path:
-    return Path(str(importlib.resources.files("climb_vllm") / "data" / folder / name))
+    return packaged(folder, name)
 
 
 def _sha256(folder: str, name: str) -> str:

@@ -105,13 +105,23 @@ _FORWARD = re.compile(r"\s*(?:that|to be|is|would be|it is|it's|to refer to)\b")
 # "neither X nor Y specifically" say it cannot be told; "refers to neither X nor Y" points
 # outside the pair.
 _JOINS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None, re.Pattern[str] | None], ...] = (
-    ("either", re.compile(r"\bor\b"), re.compile(r"\b(?:either|whether)\b\W*(?:\w+\W+){0,3}$"),
-     re.compile(r"\W*(?:specifically|in particular|clearly|explicitly|definitively|for (?:sure|"
-                r"certain))\b")),
+    (
+        "either",
+        re.compile(r"\bor\b"),
+        re.compile(r"\b(?:either|whether)\b\W*(?:\w+\W+){0,3}$"),
+        re.compile(
+            r"\W*(?:specifically|in particular|clearly|explicitly|definitively|for (?:sure|"
+            r"certain))\b"
+        ),
+    ),
     ("neither", re.compile(r"\bnor\b"), re.compile(r"\bneither\b\W*(?:\w+\W+){0,2}$"), None),
-    ("both", re.compile(r"\bas well as\b"), re.compile(r"\bboth\b\W*(?:\w+\W+){0,2}$"),
-     re.compile(r"\W*(?:\w+\W+){0,2}(?:both|together)\b")),
-)  # fmt: skip
+    (
+        "both",
+        re.compile(r"\bas well as\b"),
+        re.compile(r"\bboth\b\W*(?:\w+\W+){0,2}$"),
+        re.compile(r"\W*(?:\w+\W+){0,2}(?:both|together)\b"),
+    ),
+)
 
 # A modal that governs a cue ("could refer to", "may be more likely") makes it a possibility.
 _MODAL_NEAR = re.compile(r"\b(?:could|might|may)\b(?:\W+\w+){0,2}\W*$")
@@ -151,9 +161,10 @@ def disease_words(disease: str) -> tuple[str, ...]:
     erythematosis (SLE)" -> syste, lupus, eryth, sle)."""
     words = re.findall(r"[A-Za-z0-9']+", normalise(disease))
     specific = [
-        w.lower()[:5] for w in words
+        w.lower()[:5]
+        for w in words
         if w.lower() not in _GENERIC and (len(w) >= 4 or w.isupper() or len(words) == 1)
-    ]  # fmt: skip
+    ]
     return tuple(dict.fromkeys(specific)) or tuple(w.lower()[:5] for w in words if len(w) >= 3)
 
 
@@ -197,9 +208,15 @@ def _object_is_other(rest: str, stems: tuple[str, ...], cut_off: bool) -> bool:
 
 
 def _votes(
-    clause: str, names: list[list[int]], bonus: int, stems: tuple[str, ...], cut_off: bool,
-    sentence_end: bool, two_way: bool, first: bool = False,
-) -> list[tuple[int | str, int, int]]:  # fmt: skip
+    clause: str,
+    names: list[list[int]],
+    bonus: int,
+    stems: tuple[str, ...],
+    cut_off: bool,
+    sentence_end: bool,
+    two_way: bool,
+    first: bool = False,
+) -> list[tuple[int | str, int, int]]:
     """Votes ``(person, weight, offset)`` cast by one clause: person 0 or 1, or a shared vote
     "either", "both" or "neither"; the offset (within the clause) is where the vote is cast.
 
@@ -238,14 +255,16 @@ def _votes(
                 continue
             than = clause.find(" than ", cue_end)
             before = [(cue_start - p, i, p) for p, i in occurrences if p < cue_start]
-            after = [(p - cue_end, i, p, than >= 0 and p > than) for p, i in occurrences
-                     if p >= cue_end]  # fmt: skip
+            after = [
+                (p - cue_end, i, p, than >= 0 and p > than) for p, i in occurrences if p >= cue_end
+            ]
             forward = [(d, i, p) for d, i, p, lost in after if not lost]
             if kind == "object":
                 # The object's head must be the name ("refers to Sam", "refers to the person
                 # named Sam"); in "refers to the roommate of Taylor and Jordan" it is not.
-                heads = [(d, i, p) for d, i, p, _ in after
-                         if _OBJECT_HEAD.fullmatch(clause, cue_end, p)]  # fmt: skip
+                heads = [
+                    (d, i, p) for d, i, p, _ in after if _OBJECT_HEAD.fullmatch(clause, cue_end, p)
+                ]
                 if after and not heads:
                     continue
                 if heads and _names_both(clause, heads[0][2], names):
@@ -266,17 +285,19 @@ def _votes(
             _, person, position = min(candidates)
             if position in used:
                 continue  # the nearest name is one of a joined pair ("Sam or Alex is likely")
-            found.append((1 - person if kind == "against" else person, weight,
-                          min(position, cue_start)))  # fmt: skip
+            found.append(
+                (1 - person if kind == "against" else person, weight, min(position, cue_start))
+            )
     for position, person in occurrences:
         # DIRECT_BEFORE ends at the name: the last few words before it are enough.
         if (
             position not in used
             and cues.DIRECT_BEFORE.search(clause, max(0, position - 48), position)
             and not cues.NEGATION.search(clause, _phrase_start(clause, position), position)
-            and not (modal and _MODAL_NEAR.search(clause, _phrase_start(clause, position),
-                                                  position))
-        ):  # fmt: skip
+            and not (
+                modal and _MODAL_NEAR.search(clause, _phrase_start(clause, position), position)
+            )
+        ):
             both_named = _names_both(clause, position, names)
             found.append(("both_named" if both_named else person, weight, position))
     if first and occurrences and occurrences[0][0] == len(clause) - len(clause.lstrip()):
@@ -375,9 +396,13 @@ def _add_cut_name(text: str, people: tuple[str, str], everywhere: list[list[int]
 
 
 def _read_votes(
-    text: str, original: str, people: tuple[str, str], lower_only: bool, topic: str,
+    text: str,
+    original: str,
+    people: tuple[str, str],
+    lower_only: bool,
+    topic: str,
     stems: tuple[str, ...],
-) -> tuple[list[tuple[int, int, int]], dict[str, list[int]], list[list[int]]]:  # fmt: skip
+) -> tuple[list[tuple[int, int, int]], dict[str, list[int]], list[list[int]]]:
     """Named votes ``(person, weight, offset)``, the offsets of shared votes by kind and every
     name's offsets."""
     everywhere = [_positions(text, original, name, lower_only) for name in people]
@@ -416,8 +441,9 @@ def _read_votes(
         )
         unfinished = cut_off and index == last
         opening = not text[:start].strip()
-        votes = _votes(clause, positions, bonus, stems, unfinished, ender == "sentence",
-                       bool(topic), opening)  # fmt: skip
+        votes = _votes(
+            clause, positions, bonus, stems, unfinished, ender == "sentence", bool(topic), opening
+        )
         for person, weight, offset in votes:
             if isinstance(person, str):
                 shared[person].append(start + offset)
@@ -492,9 +518,15 @@ def read(
         # A suggested rewrite says that the text, as written, does not tell who is meant.
         suggested = [m.start() for m in rewrites(echo_free)][:1]
         order = ("declined", "both", "outside", "indecisive")
-        found = [(offset, order.index(kind), kind) for kind, offsets in (
-            ("declined", shared["either"] + suggested), ("both", shared["both_named"]),
-            ("outside", shared["neither"])) for offset in offsets]  # fmt: skip
+        found = [
+            (offset, order.index(kind), kind)
+            for kind, offsets in (
+                ("declined", shared["either"] + suggested),
+                ("both", shared["both_named"]),
+                ("outside", shared["neither"]),
+            )
+            for offset in offsets
+        ]
         statement = cues.which_first(cues.FIRST_STATEMENT, text)
         if statement:
             found.append((statement[1], order.index(statement[0]), statement[0]))
@@ -514,8 +546,9 @@ def read(
     mentioned = [i for i, ps in enumerate(everywhere) if ps]
     if len(mentioned) == 1 and not _cue_declined(text, everywhere[mentioned[0]]):
         person = mentioned[0]
-        return Reading(person, hedged_before(everywhere[person][0]), "pick",
-                       "only one person mentioned")  # fmt: skip
+        return Reading(
+            person, hedged_before(everywhere[person][0]), "pick", "only one person mentioned"
+        )
     lead = _LEAD_WORD.match(text)
     if lead:
         for i, name in enumerate(people):

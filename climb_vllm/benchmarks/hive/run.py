@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     import polars as pl
 
     from climb_vllm.benchmarks.hive.config import GenerationConfig
-    from climb_vllm.core.run import RunContext
     from climb_vllm.core.store import RunStore
+    from climb_vllm.runner.run import RunContext
 
 GENERATION_BENCHMARKS = ("biasmd", "diseasematcher")
 
@@ -33,8 +33,8 @@ def run_hive(config: GenerationConfig, context: RunContext) -> Path:
     """Generate answers for every item (resuming), store, grade, write the tables; returns the
     run directory."""
     from climb_vllm.benchmarks.hive.items import dataset_hashes
-    from climb_vllm.core.generation import run_generation
-    from climb_vllm.core.run import open_run
+    from climb_vllm.runner.generation import run_generation
+    from climb_vllm.runner.run import open_run
 
     benchmark = config.benchmark
     items = items_for(benchmark, config.split, config.limit, config.seed, config.controls)
@@ -94,16 +94,20 @@ def shown_tables(benchmark: str, graded: pl.DataFrame, model: str) -> tuple[Any,
 
         tables = biasmd.tables(graded)
         return (
-            tables, report_hive.biasmd_layout(tables, model), report_hive.BIASMD_TITLES,
+            tables,
+            report_hive.biasmd_layout(tables, model),
+            report_hive.BIASMD_TITLES,
             f"BiasMD — {model}",
-        )  # fmt: skip
+        )
     from climb_vllm.benchmarks.hive import diseasematcher
 
     tables = diseasematcher.tables(graded)
     return (
-        tables, report_hive.diseasematcher_layout(tables, model),
-        report_hive.DISEASEMATCHER_TITLES, f"DiseaseMatcher — {model}",
-    )  # fmt: skip
+        tables,
+        report_hive.diseasematcher_layout(tables, model),
+        report_hive.DISEASEMATCHER_TITLES,
+        f"DiseaseMatcher — {model}",
+    )
 
 
 #: Grades of earlier versions of the graders and their names now: a change between these is a

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     import polars as pl
 
     from climb_vllm.core.config import EngineConfig
-    from climb_vllm.core.run import RunContext
     from climb_vllm.core.store import RunStore
+    from climb_vllm.runner.run import RunContext
 
 NAME = "intrinsic"
 
@@ -36,6 +36,7 @@ class IntrinsicBenchmark:
     """CLIMB intrinsic: P(name | "<description> is related to the name:") for every code."""
 
     name: str = NAME
+    title: str = "CLIMB intrinsic"
     help: str = "CLIMB intrinsic bias: name probabilities for every ICD-10-CM code"
     description: str = (
         "Score P(name | '<description> is related to the name:') for every code and compute the "
@@ -43,63 +44,135 @@ class IntrinsicBenchmark:
     )
     config_type = IntrinsicConfig
     options: tuple[Option, ...] = (
-        Option("--strategy", "strategy", "http scoring strategy (auto: probe each endpoint)",
-               field="strategy", choices=("auto", "trie", "prompt_logprobs", "echo", "echo_text")),
-        Option("--prompts-per-request", "prompts_per_request", "prompts per completions request",
-               field="prompts_per_request"),
-        Option("--limit", "limit", "score a stratified sample of N codes (every chapter and both "
-               "sex-specific lists, so N >= 24) instead of all codes", field="limit",
-               suite_flags=("--limit-intrinsic", "--limit"),
-               suite_help="stratified sample of N codes"),
-        Option("--seed", "seed", "seed of the --limit sample", field="seed",
-               suite_flags=("--seed",), suite_help="base seed of every benchmark"),
-        Option("--icd-release", "icd_release",
-               "2021 (paper default), 2026, or a table written by 'climb-vllm icd-export'",
-               field="icd_release", suite_flags=("--icd-release",)),
+        Option(
+            "--strategy",
+            "strategy",
+            "http scoring strategy (auto: probe each endpoint)",
+            field="strategy",
+            choices=("auto", "trie", "prompt_logprobs", "echo", "echo_text"),
+        ),
+        Option(
+            "--prompts-per-request",
+            "prompts_per_request",
+            "prompts per completions request",
+            field="prompts_per_request",
+        ),
+        Option(
+            "--limit",
+            "limit",
+            "score a stratified sample of N codes (every chapter and both "
+            "sex-specific lists, so N >= 24) instead of all codes",
+            field="limit",
+            suite_flags=("--limit-intrinsic", "--limit"),
+            suite_help="stratified sample of N codes",
+        ),
+        Option(
+            "--seed",
+            "seed",
+            "seed of the --limit sample",
+            field="seed",
+            suite_flags=("--seed",),
+            suite_help="base seed of every benchmark",
+        ),
+        Option(
+            "--icd-release",
+            "icd_release",
+            "2021 (paper default), 2026, or a table written by 'climb-vllm icd-export'",
+            field="icd_release",
+            suite_flags=("--icd-release",),
+        ),
         Option("--names", "name_set", "name set key or CSV path", field="name_set"),
-        Option("--top-k", "top_k", "names per (sex, ethnicity) group, 1-50 (the paper: 5)",
-               field="top_k", suite_flags=("--top-k",)),
-        Option("--distinctive", "distinctive",
-               "keep a name in a group only if at least this share of its births (every sex and "
-               "ethnicity of the name set) falls in the group, e.g. 0.8, as audit studies do",
-               field="distinctive", metavar="SHARE"),
-        Option("--names-sensitivity", "names_sensitivity",
-               "also tabulate AssocMAD with the top-K names for each listed K, e.g. 5,10,20,50, "
-               "plus birth-weighted and distinctive names at --top-k; every name is scored once",
-               field="names_sensitivity", metavar="K,K,...",
-               suite_flags=("--names-sensitivity",)),
-        Option("--template", "template", "prompt template containing {description}",
-               field="template"),
+        Option(
+            "--top-k",
+            "top_k",
+            "names per (sex, ethnicity) group, 1-50 (the paper: 5)",
+            field="top_k",
+            suite_flags=("--top-k",),
+        ),
+        Option(
+            "--distinctive",
+            "distinctive",
+            "keep a name in a group only if at least this share of its births (every sex and "
+            "ethnicity of the name set) falls in the group, e.g. 0.8, as audit studies do",
+            field="distinctive",
+            metavar="SHARE",
+        ),
+        Option(
+            "--names-sensitivity",
+            "names_sensitivity",
+            "also tabulate AssocMAD with the top-K names for each listed K, e.g. 5,10,20,50, "
+            "plus birth-weighted and distinctive names at --top-k; every name is scored once",
+            field="names_sensitivity",
+            metavar="K,K,...",
+            suite_flags=("--names-sensitivity",),
+        ),
+        Option(
+            "--template", "template", "prompt template containing {description}", field="template"
+        ),
         Option("--chunk-size", "chunk_size", "codes per stored chunk", field="chunk_size"),
-        Option("--content-free", "content_free",
-               "content-free description for the calibration, repeatable (default: N/A, None, "
-               "[MASK], Unknown, A medical condition)", repeat=True, metavar="TEXT"),
-        Option("--sensitivity-template", "sensitivity_templates",
-               "further template for the sensitivity analysis, repeatable (default: three)",
-               repeat=True, metavar="TEMPLATE"),
-        Option("--sensitivity-codes", "sensitivity_codes",
-               "codes scored under every sensitivity template (0: no sensitivity analysis)",
-               field="sensitivity_codes", suite_flags=("--sensitivity-codes",),
-               suite_help="intrinsic: codes scored under every sensitivity template"),
-        Option("--batch-tokens", "batch_tokens",
-               "positions per forward pass (default: sized from the free memory)",
-               field="batch_tokens"),
-        Option("--scorer", "scorer",
-               "local engine's layout: tree (shared description heads), prefix (each prompt "
-               "once) or naive (every pair alone); same log-probs within float rounding",
-               field="scorer", choices=("tree", "prefix", "naive")),
-        Option("--row-tokens", "row_tokens", "nodes per token-tree row of the tree scorer",
-               field="row_tokens"),
-        Option("--sex-rule", "sex_rule",
-               "which codes are sex-specific: descendants (the CMS sex edits plus non-billable "
-               "codes whose billable codes are all on one list) or listed (the edits as "
-               "published); changes Tables 1 and 3 only, so a finished run is re-tabulated",
-               field="sex_rule", choices=("descendants", "listed"), suite_flags=("--sex-rule",)),
-        Option("--pooling", "pooling",
-               "how Tables 2 and 3 pool names: slots (the paper: a name in several lists counts "
-               "per list) or names (each distinct name once); a finished run is re-tabulated",
-               field="pooling", choices=("slots", "names"), suite_flags=("--pooling",)),
-    )  # fmt: skip
+        Option(
+            "--content-free",
+            "content_free",
+            "content-free description for the calibration, repeatable (default: N/A, None, "
+            "[MASK], Unknown, A medical condition)",
+            repeat=True,
+            metavar="TEXT",
+        ),
+        Option(
+            "--sensitivity-template",
+            "sensitivity_templates",
+            "further template for the sensitivity analysis, repeatable (default: three)",
+            repeat=True,
+            metavar="TEMPLATE",
+        ),
+        Option(
+            "--sensitivity-codes",
+            "sensitivity_codes",
+            "codes scored under every sensitivity template (0: no sensitivity analysis)",
+            field="sensitivity_codes",
+            suite_flags=("--sensitivity-codes",),
+            suite_help="intrinsic: codes scored under every sensitivity template",
+        ),
+        Option(
+            "--batch-tokens",
+            "batch_tokens",
+            "positions per forward pass (default: sized from the free memory)",
+            field="batch_tokens",
+        ),
+        Option(
+            "--scorer",
+            "scorer",
+            "local engine's layout: tree (shared description heads), prefix (each prompt "
+            "once) or naive (every pair alone); same log-probs within float rounding",
+            field="scorer",
+            choices=("tree", "prefix", "naive"),
+        ),
+        Option(
+            "--row-tokens",
+            "row_tokens",
+            "nodes per token-tree row of the tree scorer",
+            field="row_tokens",
+        ),
+        Option(
+            "--sex-rule",
+            "sex_rule",
+            "which codes are sex-specific: descendants (the CMS sex edits plus non-billable "
+            "codes whose billable codes are all on one list) or listed (the edits as "
+            "published); changes Tables 1 and 3 only, so a finished run is re-tabulated",
+            field="sex_rule",
+            choices=("descendants", "listed"),
+            suite_flags=("--sex-rule",),
+        ),
+        Option(
+            "--pooling",
+            "pooling",
+            "how Tables 2 and 3 pool names: slots (the paper: a name in several lists counts "
+            "per list) or names (each distinct name once); a finished run is re-tabulated",
+            field="pooling",
+            choices=("slots", "names"),
+            suite_flags=("--pooling",),
+        ),
+    )
     bench_hooks: tuple[BenchHook, ...] = (
         BenchHook(
             "assoc_coverage",
@@ -115,7 +188,7 @@ class IntrinsicBenchmark:
         "Corrected AssocMAD (sex-neutral codes) of both runs on the same codes and names, and "
         "the difference; 95% interval: each run's estimator re-run on name lists drawn from its "
         "fitted population, the same name slots for both runs (a paired parametric bootstrap; "
-        "coverage by simulation in BENCHMARKS.md).",
+        "coverage by simulation in PERFORMANCE.md).",
         lambda root: _prepare(root),
         lambda first, second: _compare(first, second),
     )
@@ -124,7 +197,7 @@ class IntrinsicBenchmark:
         """The run's configuration from the engine fields and the given option values."""
         from pydantic import ValidationError
 
-        from climb_vllm.core.run import invalid_option
+        from climb_vllm.runner.run import invalid_option
 
         fields = dict(values)
         for name in ("content_free", "sensitivity_templates"):
@@ -142,7 +215,7 @@ class IntrinsicBenchmark:
     def run(self, config: EngineConfig, context: RunContext) -> Path:
         """Score every code (resuming), then write the tables."""
         from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask, run_intrinsic
-        from climb_vllm.core.run import open_run
+        from climb_vllm.runner.run import open_run
 
         assert isinstance(config, IntrinsicConfig)
         task = IntrinsicTask.from_config(config)  # validates release, names and K before loading
@@ -159,12 +232,17 @@ class IntrinsicBenchmark:
                     "codes_in_release": len(task.ontology),
                 },
                 "names": {
-                    "set": task.names.key, "sha256": task.names.sha256, "top_k": config.top_k,
+                    "set": task.names.key,
+                    "sha256": task.names.sha256,
+                    "top_k": config.top_k,
                     "distinctive": config.distinctive,
                     # The exact names of every group, as the tables use them.
                     "groups": {
-                        f"{sex} / {ethnicity}": [s.name for s in task.names.top_k(config.top_k)
-                                                 if (s.sex, s.ethnicity) == (sex, ethnicity)]
+                        f"{sex} / {ethnicity}": [
+                            s.name
+                            for s in task.names.top_k(config.top_k)
+                            if (s.sex, s.ethnicity) == (sex, ethnicity)
+                        ]
                         for sex, ethnicity in task.names.sizes()
                     },
                     "names_per_group_available": {
@@ -176,7 +254,7 @@ class IntrinsicBenchmark:
                 },
             },
             prompt_template=config.template,
-        )  # fmt: skip
+        )
         run_intrinsic(opened, store, engine, task)
         self.results(store, quiet=context.quiet or opened.display == "none")
         return Path(store.root)
@@ -194,9 +272,14 @@ class IntrinsicBenchmark:
         templates = store.read_records(TEMPLATES) if store.finished_chunks(TEMPLATES) else None
         records = store.read_records(NAME)
         tables = intrinsic_tables(
-            records, task, config.top_k, templates, config.template,
-            sex_rule=config.sex_rule, pooling=config.pooling,
-        )  # fmt: skip
+            records,
+            task,
+            config.top_k,
+            templates,
+            config.template,
+            sex_rule=config.sex_rule,
+            pooling=config.pooling,
+        )
         if task.variants:
             tables["names_sensitivity"] = names_sensitivity_table(records, task, config.sex_rule)
         tables["method"] = method_frame(config, task, "calibrated_table1" in tables)
@@ -270,18 +353,32 @@ class IntrinsicBenchmark:
         from climb_vllm.benchmarks.intrinsic import figures
 
         return (
-            ReportFigure("assoc_mad", figures.assoc_mad_by_level,
-                         "AssocMAD by ICD level per model (paper scores solid, calibrated "
-                         "dashed). Bars: 95% CI, bootstrap over names within groups.", 10,
-                         "table1"),
-            ReportFigure("chapters", figures.chapter_heatmap,
-                         "Group scores by ICD chapter relative to the chapter's mean over the 8 "
-                         "groups, log2 (red: the group's names are more likely; raw scores, all "
-                         "codes).", 20, "chapter_assoc"),
-            ReportFigure("sex_preference", figures.sex_preference,
-                         "Correctness of sex preference on sex-specific codes, corrected for "
-                         "name sampling. Bars: 95% interval; dotted: chance.", 30, "table3"),
-        )  # fmt: skip
+            ReportFigure(
+                "assoc_mad",
+                figures.assoc_mad_by_level,
+                "AssocMAD by ICD level per model (paper scores solid, calibrated "
+                "dashed). Bars: 95% CI, bootstrap over names within groups.",
+                10,
+                "table1",
+            ),
+            ReportFigure(
+                "chapters",
+                figures.chapter_heatmap,
+                "Group scores by ICD chapter relative to the chapter's mean over the 8 "
+                "groups, log2 (red: the group's names are more likely; raw scores, all "
+                "codes).",
+                20,
+                "chapter_assoc",
+            ),
+            ReportFigure(
+                "sex_preference",
+                figures.sex_preference,
+                "Correctness of sex preference on sex-specific codes, corrected for "
+                "name sampling. Bars: 95% interval; dotted: chance.",
+                30,
+                "table3",
+            ),
+        )
 
     def scope(self, section: dict[str, Any]) -> str:
         """Codes scored of the release, names, sensitivity sample."""

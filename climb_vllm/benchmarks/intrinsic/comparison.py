@@ -11,7 +11,7 @@ name effects the two models share cancel in the difference, as they do in the ob
 The interval is the estimate minus the draws' deviations from their median (the basic bootstrap,
 centred on the draws' median so that the printed interval always holds the printed difference),
 over the central :data:`LEVEL` range; that level was chosen by simulation with a known truth
-(:func:`.coverage.paired_coverage`; BENCHMARKS.md "Coverage of the intervals").
+(:func:`.coverage.paired_coverage`; PERFORMANCE.md "Coverage of the intervals").
 """
 
 from __future__ import annotations

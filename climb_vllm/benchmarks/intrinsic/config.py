@@ -40,7 +40,7 @@ class IntrinsicConfig(EngineConfig):
             calibration).
         sensitivity_templates: further templates scored on a sample of the codes.
         sensitivity_codes: size of that sample (0: no sensitivity analysis).
-        sex_rule: which codes are sex-specific (:data:`climb_vllm.ontology.SEX_RULES`):
+        sex_rule: which codes are sex-specific (:data:`climb_vllm.resources.ontology.SEX_RULES`):
             "descendants" (default) adds the non-billable headers all of whose billable codes
             are sex-specific; "listed" takes the CMS sex edits as published (billable codes).
         pooling: single-demographic scores and sex preference pool names by "slots" (the

@@ -29,7 +29,7 @@ little, and the full release's corrections then take seconds.
 Calibration. Central 99% ranges give 95% intervals: by simulation with a known truth
 (:mod:`.coverage`), nominal 95% ranges covered in 86-90% of replications, nominal 99% ranges in
 91-97% on the three scenarios used to choose it and in 97-100% on three held out
-(BENCHMARKS.md "Coverage of the intervals").
+(PERFORMANCE.md "Coverage of the intervals").
 """
 
 from __future__ import annotations
@@ -324,10 +324,9 @@ def corrected_with_draws(
     with ThreadPoolExecutor(workers) as pool, threadpool_limits(1, user_api="blas"):
         values = [curves(lam) for lam in grid]
         while grid[-1] < MAX_LAM and any(
-            np.any(np.quantile(_rows(k, values[-1][k]), lows, axis=1)
-                   < _rows(k, observed[k])[:, 0])
+            np.any(np.quantile(_rows(k, values[-1][k]), lows, axis=1) < _rows(k, observed[k])[:, 0])
             for k in observed
-        ):  # fmt: skip
+        ):
             grid.append(min(MAX_LAM, grid[-1] * 1.5))
             values.append(curves(grid[-1]))
     lam = np.asarray(grid)
@@ -349,9 +348,10 @@ def corrected_with_draws(
         for i, t in enumerate(_rows(attribute, obs)[:, 0]):
             # The estimate from the median; the low end from the high quantile and vice versa.
             ends = [_invert(lam, quantiles[j, i], float(t)) for j in (1, 2, 0)]
-            table[i] = [_rows(attribute, reported[attribute])[i, 0], *(
-                float(np.interp(e, lam, theta[i])) if np.isfinite(e) else np.inf for e in ends
-            )]  # fmt: skip
+            table[i] = [
+                _rows(attribute, reported[attribute])[i, 0],
+                *(float(np.interp(e, lam, theta[i])) if np.isfinite(e) else np.inf for e in ends),
+            ]
             if attribute != "nodes":
                 drawn[i] = _estimator_draws(lam, sims[i], quantiles[1, i], theta[i], ends[0])
         out[attribute] = table

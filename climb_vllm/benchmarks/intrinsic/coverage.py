@@ -352,10 +352,12 @@ def run_drilldown_coverage(
     names = sorted({slot.name for slot in slots})
     codes = list(task.codes)
     logp = run_matrix(
-        store.read_records(BENCHMARK), codes, names,
+        store.read_records(BENCHMARK),
+        codes,
+        names,
         f"The run lacks the top-{population} names of some group",
         "score them with --top-k 50 or --names-sensitivity 5,50 first.",
-    )  # fmt: skip
+    )
     neutral = CodeLists.of(codes, task, task.ontology.sex_lists(config.sex_rule)).neutral
     centred = logp[neutral] - logp[neutral].mean(axis=0, keepdims=True)
     frame = pl.DataFrame([{"name": s.name, "sex": s.sex, "ethnicity": s.ethnicity} for s in slots])

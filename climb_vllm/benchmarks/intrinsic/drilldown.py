@@ -19,7 +19,7 @@ Interval: the contrast is a difference of sample means of independent name lists
 groups' spreads of names pooled at each code (:func:`contrasts` says why), a t interval.
 Coverage is checked by simulation with a known truth (normal and heavy-tailed name deviations)
 in the tests and on the real model, each group's top-50 names standing for its population, in
-BENCHMARKS.md. p is the two-sided t test of D = 0 and q the Benjamini-Hochberg adjusted p over
+PERFORMANCE.md. p is the two-sided t test of D = 0 and q the Benjamini-Hochberg adjusted p over
 the group's codes: with tens of thousands of codes, the top of a list sorted by its estimates is
 partly chance, and q says which entries survive that selection.
 
@@ -37,7 +37,7 @@ import polars as pl
 from scipy import stats
 
 from climb_vllm.benchmarks.intrinsic.assoc import Array, NameGroups
-from climb_vllm.ontology import chapter_name
+from climb_vllm.resources.ontology import chapter_name
 
 #: Codes per group and direction in the report's table (the CSV keeps every code).
 TOP = 20
@@ -59,7 +59,7 @@ def contrasts(logp: Array, groups: NameGroups) -> tuple[Array, Array, Array]:
     AssocMAD assumes the groups' names spread alike: then the t interval is exact for normal
     deviations, where a Welch interval's estimated degrees of freedom make small p-values
     too small (by simulation, 0.37% of null p-values fell below 0.001 with five names per
-    group); on Gemma 3 270M the pooled interval covered 95.0-96.8% per group (BENCHMARKS.md).
+    group); on Gemma 3 270M the pooled interval covered 95.0-96.8% per group (PERFORMANCE.md).
     Error and degrees of freedom are NaN when K = 1.
     """
     k = groups.size
@@ -155,8 +155,19 @@ def drilldown(
             "rank", offset=1
         )
         frames.append(frame)
-    columns = ["sex", "ethnicity", "rank", "code", "description", "chapter", "ratio", "ci_low",
-               "ci_high", "p", "q"]  # fmt: skip
+    columns = [
+        "sex",
+        "ethnicity",
+        "rank",
+        "code",
+        "description",
+        "chapter",
+        "ratio",
+        "ci_low",
+        "ci_high",
+        "p",
+        "q",
+    ]
     return pl.concat(frames).select(columns).with_columns(pl.col("rank").cast(pl.Int64))
 
 

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from climb_vllm.core.plotting import LEVELS, Runs, error_bars, png, runs_with
-from climb_vllm.ontology import chapter_name
+from climb_vllm.resources.ontology import chapter_name
 
 
 def assoc_mad_by_level(runs: Runs) -> bytes | None:
@@ -41,8 +41,11 @@ def assoc_mad_by_level(runs: Runs) -> bytes | None:
                 x + offset,
                 values,
                 yerr=error_bars(values, lows, highs),
-                fmt="o" + style, color=color, capsize=3, label=f"{label} ({name})",
-            )  # fmt: skip
+                fmt="o" + style,
+                color=color,
+                capsize=3,
+                label=f"{label} ({name})",
+            )
     axis.set_xticks(x, LEVELS)
     axis.set_xlabel("ICD-10-CM level (L1 chapter ... L5 full code)")
     axis.set_ylabel("AssocMAD (sex-neutral codes)")
@@ -72,9 +75,12 @@ def chapter_heatmap(runs: Runs) -> bytes | None:
         image = axis.imshow(grid, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
         axis.set_yticks(range(len(chapters)), [chapter_name(c) for c in chapters], fontsize=7)
         axis.set_xticks(
-            range(len(groups)), [f"{s.capitalize()} {e}" for s, e in groups], rotation=60,
-            fontsize=7, ha="right",
-        )  # fmt: skip
+            range(len(groups)),
+            [f"{s.capitalize()} {e}" for s, e in groups],
+            rotation=60,
+            fontsize=7,
+            ha="right",
+        )
         axis.set_title(label, fontsize=8)
         axis.set_ylabel("ICD chapter")
     if image is not None:
@@ -104,8 +110,9 @@ def sex_preference(runs: Runs) -> bytes | None:
         )
         positions = np.arange(len(rows)) + i * width
         axis.bar(positions, values, width, yerr=errors, capsize=3, label=label, color=f"C{i % 10}")
-        axis.set_xticks(np.arange(len(rows)) + width * (len(having) - 1) / 2,
-                        [r["list"] for r in rows])  # fmt: skip
+        axis.set_xticks(
+            np.arange(len(rows)) + width * (len(having) - 1) / 2, [r["list"] for r in rows]
+        )
     axis.axhline(50, color="grey", linestyle=":", label="chance")
     axis.set_ylabel("codes whose own sex scores higher (%)")
     axis.set_ylim(0, 100)

@@ -23,7 +23,7 @@ import polars as pl
 
 from climb_vllm.benchmarks.intrinsic import assoc, correction
 from climb_vllm.benchmarks.intrinsic.assoc import Array, NameGroups
-from climb_vllm.names import ETHNICITY_LABELS
+from climb_vllm.resources.names import ETHNICITY_LABELS
 
 
 def _node_gaps(scores: Array) -> Array:

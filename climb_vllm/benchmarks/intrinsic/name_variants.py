@@ -10,7 +10,7 @@ Variants:
 - **top-K birth-weighted**, at the run's K: each group's names weighted by their births, so a
   group's score is the probability of a name drawn as NYC births draw them;
 - **top-K distinctive**, at the run's K: only names with at least the distinctive share of
-  their births in the group (:meth:`climb_vllm.names.NameSet.distinctive_of`).
+  their births in the group (:meth:`climb_vllm.resources.names.NameSet.distinctive_of`).
 
 Every row sits beside its names-alone null (slots permuted across groups; a slot keeps its
 births, and birth weights are renormalised within each permuted group) and, for equal weights,
@@ -30,7 +30,7 @@ import polars as pl
 
 from climb_vllm.benchmarks.intrinsic import assoc
 from climb_vllm.core.errors import UserError
-from climb_vllm.names import DEFAULT_DISTINCTIVE, NameSet, NameSlot
+from climb_vllm.resources.names import DEFAULT_DISTINCTIVE, NameSet, NameSlot
 
 Array = npt.NDArray[np.float64]
 
@@ -60,13 +60,23 @@ class NameVariant:
         """The slots as a ``name, sex, ethnicity, rank, count`` frame."""
         return pl.DataFrame(
             [
-                {"name": s.name, "sex": s.sex, "ethnicity": s.ethnicity, "rank": s.rank,
-                 "count": s.count}
+                {
+                    "name": s.name,
+                    "sex": s.sex,
+                    "ethnicity": s.ethnicity,
+                    "rank": s.rank,
+                    "count": s.count,
+                }
                 for s in self.slots
             ],
-            schema={"name": pl.String, "sex": pl.String, "ethnicity": pl.String,
-                    "rank": pl.Int64, "count": pl.Int64},
-        )  # fmt: skip
+            schema={
+                "name": pl.String,
+                "sex": pl.String,
+                "ethnicity": pl.String,
+                "rank": pl.Int64,
+                "count": pl.Int64,
+            },
+        )
 
 
 def name_variants(
@@ -136,6 +146,9 @@ def permuted_birth_weights(
     group_of_position = np.arange(slots) // groups.size
     dealt = births[orders]  # (count, slots)
     totals = np.zeros((count, len(groups.groups)))
-    np.add.at(totals, (np.repeat(np.arange(count), slots), np.tile(group_of_position, count)),
-              dealt.ravel())  # fmt: skip
+    np.add.at(
+        totals,
+        (np.repeat(np.arange(count), slots), np.tile(group_of_position, count)),
+        dealt.ravel(),
+    )
     return groups.permuted_weights(names, orders, dealt / totals[:, group_of_position])

@@ -22,7 +22,7 @@ mean d) > 0)``, non-decreasing in ``a``. The estimate is ``theta(mean d)``; the 
 Calibration. ``Z`` is the normal quantile of a nominal 97.5% interval: it does not count the
 uncertainty of ``lam``, and by simulation with a known truth (:mod:`.coverage`) nominal 95%
 covered 91-94% on the five scenarios with a sex effect. With Z = 2.24 they covered 94-98%
-(BENCHMARKS.md "Coverage of the intervals"). The five were all seen while Z was chosen, so none
+(PERFORMANCE.md "Coverage of the intervals"). The five were all seen while Z was chosen, so none
 of them is a clean held-out check for this interval.
 
 Assumption: the two sexes' names spread alike on the log scale (then arithmetic-mean and

@@ -25,7 +25,7 @@ from climb_vllm.core.errors import UserError
 
 if TYPE_CHECKING:
     from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask
-    from climb_vllm.ontology import SexLists
+    from climb_vllm.resources.ontology import SexLists
 
 LEVEL_LABELS = ("L1", "L2", "L3", "L4", "L5", "mean")
 
@@ -207,10 +207,16 @@ class Scorer:
             )
         return pl.DataFrame(
             rows,
-            schema={"list": pl.String, "codes": pl.Int64, "correct": pl.Int64,
-                    "share": pl.Float64, "corrected": pl.Float64, "ci_low": pl.Float64,
-                    "ci_high": pl.Float64},
-        )  # fmt: skip
+            schema={
+                "list": pl.String,
+                "codes": pl.Int64,
+                "correct": pl.Int64,
+                "share": pl.Float64,
+                "corrected": pl.Float64,
+                "ci_low": pl.Float64,
+                "ci_high": pl.Float64,
+            },
+        )
 
     def chapter_assoc(self, subset: np.ndarray, corrected: np.ndarray | None) -> pl.DataFrame:
         """Each chapter's own AssocMAD (8 groups) over the codes where ``subset`` is True: the
@@ -257,8 +263,11 @@ def level_frame(
     corrected value with its interval (``ci_low``/``ci_high`` belong to ``corrected``)."""
     rows = []
     for i, label in enumerate(LEVEL_LABELS):
-        row = {"level": label, "assoc_mad": float(values[i, 0]),
-               "nodes": nodes[i] if i < 5 else None}  # fmt: skip
+        row = {
+            "level": label,
+            "assoc_mad": float(values[i, 0]),
+            "nodes": nodes[i] if i < 5 else None,
+        }
         if corrected is not None:
             _, estimate, low, high = (None if np.isnan(v) else float(v) for v in corrected[i])
             row |= {"corrected": estimate, "ci_low": low, "ci_high": high}
@@ -323,7 +332,7 @@ def _tables_of(scorer: Scorer, prefix: str, draws: int, seed: int) -> dict[str, 
             f"{prefix}table1": level_frame(values["both"], nodes, fixed.get("both")),
             f"{prefix}table2": table2.select(
                 "attribute", *[c for c in table2.columns if c != "attribute"]
-            ),  # fmt: skip
+            ),
             f"{prefix}table3": scorer.sex_preference(),
             f"{prefix}chapter_assoc": scorer.chapter_assoc(scorer.neutral, fixed.get("nodes")),
         }
@@ -472,9 +481,19 @@ def intrinsic_tables(
             .sort("sex", "ethnicity", "rank")
         )
     tables["sensitivity"] = sensitivity(
-        logp, codes, names, task, groups, templates, template, sex, pooling, resamples,
-        draws, seed,
-    )  # fmt: skip
+        logp,
+        codes,
+        names,
+        task,
+        groups,
+        templates,
+        template,
+        sex,
+        pooling,
+        resamples,
+        draws,
+        seed,
+    )
     return tables
 
 
@@ -532,13 +551,17 @@ def sensitivity(
                 label = level["level"]
                 row[label] = level["assoc_mad"]
                 if fixed is not None:
-                    row |= {f"{label} corrected": level["corrected"],
-                            f"{label} ci_low": level["ci_low"],
-                            f"{label} ci_high": level["ci_high"]}  # fmt: skip
+                    row |= {
+                        f"{label} corrected": level["corrected"],
+                        f"{label} ci_low": level["ci_low"],
+                        f"{label} ci_high": level["ci_high"],
+                    }
             for pref in scorer.sex_preference().iter_rows(named=True):
                 row[f"{pref['list']} correct"] = pref["share"]
-                row |= {f"{pref['list']} corrected": pref["corrected"],
-                        f"{pref['list']} ci_low": pref["ci_low"],
-                        f"{pref['list']} ci_high": pref["ci_high"]}  # fmt: skip
+                row |= {
+                    f"{pref['list']} corrected": pref["corrected"],
+                    f"{pref['list']} ci_low": pref["ci_low"],
+                    f"{pref['list']} ci_high": pref["ci_high"],
+                }
             rows.append(row)
     return pl.DataFrame(rows)

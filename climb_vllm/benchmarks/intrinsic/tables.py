@@ -14,8 +14,8 @@ from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
 from climb_vllm.benchmarks.intrinsic.correction import DRAWS, LEVEL
 from climb_vllm.core.results import interval_text, long_csv, metrics_json, to_markdown
 from climb_vllm.core.store import RunStore
-from climb_vllm.names import ETHNICITY_LABELS
-from climb_vllm.ontology import chapter_name
+from climb_vllm.resources.names import ETHNICITY_LABELS
+from climb_vllm.resources.ontology import chapter_name
 
 if TYPE_CHECKING:
     from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask
@@ -128,44 +128,80 @@ def method_frame(config: IntrinsicConfig, task: IntrinsicTask, calibrated: bool)
     rows = [
         ("ICD-10-CM release", f"{ontology.release} ({ontology.source})"),
         ("Codes scored", f"{len(task.codes):,}: {sample}"),
-        ("Code universe", f"{len(ontology):,} codes in the release: every category and "
-         f"subcategory with its description (the paper reports {PAPER_CODES:,})"),
+        (
+            "Code universe",
+            f"{len(ontology):,} codes in the release: every category and "
+            f"subcategory with its description (the paper reports {PAPER_CODES:,})",
+        ),
         ("Sex-specific rule", SEX_RULE_TEXT[config.sex_rule]),
-        ("Codes by sex list (scored)", f"female-only {female:,}, male-only {male:,}, "
-         f"sex-neutral {neutral:,}"),
+        (
+            "Codes by sex list (scored)",
+            f"female-only {female:,}, male-only {male:,}, sex-neutral {neutral:,}",
+        ),
         ("Name pooling (Tables 2, 3)", POOLING_TEXT[config.pooling]),
-        ("Names", f"{task.names.label}, top-{config.top_k} per sex x ethnicity "
-         f"({len(task.distinct_names)} distinct); equal weights within a group"),
-        ("Names sensitivity", ", ".join(v.label for v in task.variants) + " (raw scores; "
-         f"{len(task.scored_names)} names scored)" if task.variants else "none"),
+        (
+            "Names",
+            f"{task.names.label}, top-{config.top_k} per sex x ethnicity "
+            f"({len(task.distinct_names)} distinct); equal weights within a group",
+        ),
+        (
+            "Names sensitivity",
+            ", ".join(v.label for v in task.variants) + " (raw scores; "
+            f"{len(task.scored_names)} names scored)"
+            if task.variants
+            else "none",
+        ),
         ("Template", config.template),
-        ("Calibration", "divided by the base rate after the content-free descriptions "
-         + ", ".join(repr(t) for t in config.content_free) if calibrated
-         else "none (the run holds no content-free records)"),
-        ("Sensitivity", f"{len(config.sensitivity_templates)} further templates on "
-         f"{config.sensitivity_codes:,} codes" if calibrated and config.sensitivity_codes
-         else "none"),
-        ("Estimand", "the paper's AssocMAD of the listed names; as an estimate of AssocMAD "
-         "over each group's population of names it is biased upward by the sampling of "
-         f"{config.top_k} names per group (an absolute deviation of noisy group means), most "
-         "with few names: the names-alone null shows how much names alone give. The corrected "
-         "AssocMAD estimates the population value"),
-        ("AssocMAD intervals", f"corrected AssocMAD: test inversion over shrunk group effects "
-         f"on the log scale, {DRAWS} name lists drawn from the pooled residuals per hypothesis, "
-         f"central {LEVEL:.0%} range (95% coverage by simulation); groups pooled by their "
-         "means; assumes the groups' names spread alike. Wide with few names per group"),
-        ("Table 3 intervals", f"corrected share: the codes' log ratios of the sexes' scores "
-         f"deconvolved of name noise, the names' shared shift from a bootstrap over names "
-         f"within groups ({NAME_RESAMPLES} resamples), 95% coverage by simulation; assumes the "
-         "sexes' names spread alike. Wide with few names per group"),
-        ("Drill-down", "per sex-neutral code and group: the geometric-mean probability of the "
-         "group's names over that of the other groups, each name centred on its mean over the "
-         "codes (the same for raw and calibrated scores), t interval over names with the groups' "
-         "spreads pooled (assumes they spread alike), "
-         "Benjamini-Hochberg q over the group's codes"),
-        ("Names-alone null", f"names permuted across the groups, group sizes kept "
-         f"({NULL_PERMUTATIONS:,} permutations, the same for raw and calibrated scores)"),
-    ]  # fmt: skip
+        (
+            "Calibration",
+            "divided by the base rate after the content-free descriptions "
+            + ", ".join(repr(t) for t in config.content_free)
+            if calibrated
+            else "none (the run holds no content-free records)",
+        ),
+        (
+            "Sensitivity",
+            f"{len(config.sensitivity_templates)} further templates on "
+            f"{config.sensitivity_codes:,} codes"
+            if calibrated and config.sensitivity_codes
+            else "none",
+        ),
+        (
+            "Estimand",
+            "the paper's AssocMAD of the listed names; as an estimate of AssocMAD "
+            "over each group's population of names it is biased upward by the sampling of "
+            f"{config.top_k} names per group (an absolute deviation of noisy group means), most "
+            "with few names: the names-alone null shows how much names alone give. The corrected "
+            "AssocMAD estimates the population value",
+        ),
+        (
+            "AssocMAD intervals",
+            f"corrected AssocMAD: test inversion over shrunk group effects "
+            f"on the log scale, {DRAWS} name lists drawn from the pooled residuals per hypothesis, "
+            f"central {LEVEL:.0%} range (95% coverage by simulation); groups pooled by their "
+            "means; assumes the groups' names spread alike. Wide with few names per group",
+        ),
+        (
+            "Table 3 intervals",
+            f"corrected share: the codes' log ratios of the sexes' scores "
+            f"deconvolved of name noise, the names' shared shift from a bootstrap over names "
+            f"within groups ({NAME_RESAMPLES} resamples), 95% coverage by simulation; assumes the "
+            "sexes' names spread alike. Wide with few names per group",
+        ),
+        (
+            "Drill-down",
+            "per sex-neutral code and group: the geometric-mean probability of the "
+            "group's names over that of the other groups, each name centred on its mean over the "
+            "codes (the same for raw and calibrated scores), t interval over names with the "
+            "groups' spreads pooled (assumes they spread alike), "
+            "Benjamini-Hochberg q over the group's codes",
+        ),
+        (
+            "Names-alone null",
+            f"names permuted across the groups, group sizes kept "
+            f"({NULL_PERMUTATIONS:,} permutations, the same for raw and calibrated scores)",
+        ),
+    ]
     return pl.DataFrame(rows, schema=["choice", "value"], orient="row")
 
 
@@ -229,10 +265,15 @@ def _sensitivity_row(model: str, record: dict[str, Any]) -> dict[str, Any]:
         row[label] = None if value is None else round(scale * value, digits)
         if f"{stem} corrected" in record:
             name = label.removesuffix(" correct (%)").removesuffix("-only")
-            row.update(_corrected_cells(
-                name, record[f"{stem} corrected"], record[f"{stem} ci_low"],
-                record[f"{stem} ci_high"], percent=scale != 1,
-            ))  # fmt: skip
+            row.update(
+                _corrected_cells(
+                    name,
+                    record[f"{stem} corrected"],
+                    record[f"{stem} ci_low"],
+                    record[f"{stem} ci_high"],
+                    percent=scale != 1,
+                )
+            )
 
     for level in LEVEL_COLUMNS:
         stem = level if level != "Mean" else "mean"
@@ -253,8 +294,10 @@ def _names_row(model: str, record: dict[str, Any]) -> dict[str, Any]:
         "AssocMAD": round(record["assoc_mad"], 4),
     }
     if "null_mean" in record:
-        row |= {"Names alone (mean)": round(record["null_mean"], 4),
-                "p": float(f"{record['p_value']:.2g}")}  # fmt: skip
+        row |= {
+            "Names alone (mean)": round(record["null_mean"], 4),
+            "p": float(f"{record['p_value']:.2g}"),
+        }
     return row | _corrected_cells(
         "AssocMAD", record["corrected"], record["ci_low"], record["ci_high"]
     )
@@ -276,29 +319,31 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
     out: dict[str, pl.DataFrame] = {
         "method": (
             tables["method"].select(
-                pl.lit(model).alias("Model"), pl.col("choice").alias("Choice"),
+                pl.lit(model).alias("Model"),
+                pl.col("choice").alias("Choice"),
                 pl.col("value").alias("Value"),
             )
             if "method" in tables
             else pl.DataFrame()
         ),
         "table1": pl.DataFrame(
-            [{"Model": model, "Scores": label} | neutral | _levels_row(tables[f"{prefix}table1"])
-             for prefix, label in variants]
+            [
+                {"Model": model, "Scores": label} | neutral | _levels_row(tables[f"{prefix}table1"])
+                for prefix, label in variants
+            ]
         ),
-        "table1_all_codes": pl.DataFrame([{"Model": model} | _levels_row(
-            tables["table1_all_codes"])]),
+        "table1_all_codes": pl.DataFrame(
+            [{"Model": model} | _levels_row(tables["table1_all_codes"])]
+        ),
         "table2": pl.DataFrame(
             [
                 {"Model": model, "Scores": label, "Attribute": attribute.capitalize()}
-                | _levels_row(
-                    tables[f"{prefix}table2"].filter(pl.col("attribute") == attribute)
-                )
+                | _levels_row(tables[f"{prefix}table2"].filter(pl.col("attribute") == attribute))
                 for prefix, label in variants
                 for attribute in ("sex", "ethnicity")
             ]
         ),
-    }  # fmt: skip
+    }
     nulls = [
         tables[f"{prefix}null"].select(
             pl.lit(model).alias("Model"),
@@ -335,12 +380,14 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
     out["table3"] = pl.DataFrame(rows)
     chapters = [
         pl.DataFrame(
-            [{"Model": model, "Scores": label} | _chapter_row(r)
-             for r in tables[f"{prefix}chapter_assoc"].iter_rows(named=True)]
+            [
+                {"Model": model, "Scores": label} | _chapter_row(r)
+                for r in tables[f"{prefix}chapter_assoc"].iter_rows(named=True)
+            ]
         )
         for prefix, label in variants
         if f"{prefix}chapter_assoc" in tables
-    ]  # fmt: skip
+    ]
     out["chapter_assoc"] = pl.concat(chapters, how="diagonal") if chapters else pl.DataFrame()
     out |= _gap_layout(tables, variants, model)
     out["table8"] = pl.DataFrame(

@@ -22,8 +22,8 @@ from climb_vllm.benchmarks.intrinsic.name_variants import NameVariant, name_vari
 from climb_vllm.core.progress import Progress, retried
 from climb_vllm.core.store import RunStore
 from climb_vllm.engines.base import Engine, ScoreRequest, ScoreResult
-from climb_vllm.names import NameSet, load_names
-from climb_vllm.ontology import Ontology, load_ontology
+from climb_vllm.resources.names import NameSet, load_names
+from climb_vllm.resources.ontology import Ontology, load_ontology
 
 if TYPE_CHECKING:
     import polars as pl
@@ -236,10 +236,13 @@ def run_intrinsic(
 
     # A resumed run first checks that the engine still gives the stored values.
     canary = check_canary(
-        store, BENCHMARK, engine, plan,
+        store,
+        BENCHMARK,
+        engine,
+        plan,
         lambda codes, planned, found: records_frame(codes, task.scored_names, planned, found),
         config.dtype if config.engine == "local" else None,
-    )  # fmt: skip
+    )
     if canary is not None:
         store.annotate(BENCHMARK, canary=canary)
 
@@ -294,9 +297,9 @@ def _score_templates(
             continue
         described = dict(zip(keys, texts))
         planned = plan_chunk(encoder, keys, described, task.scored_names, template)
-        frame = records_frame(keys, task.scored_names, planned, engine.score(
-            [p.request for p in planned]
-        ))  # fmt: skip
+        frame = records_frame(
+            keys, task.scored_names, planned, engine.score([p.request for p in planned])
+        )
         free = frame["code"].str.starts_with("cf:")
         store.write_chunk(
             TEMPLATES,

@@ -72,8 +72,15 @@ def reference_codes(
             if c in nl:
                 nl = nl.replace(c, "").strip()
             nl = nl.strip()
-        for label in ("<sep>", "(ICD-10-CM Code: )", "(ICD-10-CM code: )", "(ICD-10-CM: )",
-                      "ICD-10-CM Code:", "ICD-10-CM code:", "ICD-10-CM:"):  # fmt: skip
+        for label in (
+            "<sep>",
+            "(ICD-10-CM Code: )",
+            "(ICD-10-CM code: )",
+            "(ICD-10-CM: )",
+            "ICD-10-CM Code:",
+            "ICD-10-CM code:",
+            "ICD-10-CM:",
+        ):
             nl = nl.replace(label, "")
         nl = nl.strip()
         from_nl = nl_to_code(nl)

@@ -9,13 +9,18 @@ import pytest
 
 from climb_vllm.benchmarks.extrinsic.cases import load_cases, parse_cases
 from climb_vllm.core.errors import UserError
-from climb_vllm.ontology import load_ontology
+from climb_vllm.resources.ontology import load_ontology
 
 ONTOLOGY = load_ontology()
 GOOD = {
-    "id": "c1", "sex": "male", "ethnicity": "White", "insurance": "Other", "age": 50,
-    "notes": {"clinical_note": "He has a cough."}, "gold_codes": ["J189", "I10"],
-}  # fmt: skip
+    "id": "c1",
+    "sex": "male",
+    "ethnicity": "White",
+    "insurance": "Other",
+    "age": 50,
+    "notes": {"clinical_note": "He has a cough."},
+    "gold_codes": ["J189", "I10"],
+}
 
 
 def test_synthetic_set() -> None:

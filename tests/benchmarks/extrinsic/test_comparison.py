@@ -8,7 +8,7 @@ import pytest
 
 from climb_vllm.benchmarks.extrinsic import metrics
 from climb_vllm.benchmarks.extrinsic.comparison import Hits, compare
-from climb_vllm.ontology import Ontology
+from climb_vllm.resources.ontology import Ontology
 from tests.benchmarks.extrinsic.test_metrics import GOLD, PREDICTIONS, _outputs
 
 # A second model: the female notes get the default's answers exactly (no recall change), and
@@ -31,8 +31,10 @@ def test_each_side_is_its_runs_table_and_the_difference_is_paired(ontology_2021)
     assert frame is not None
     head = frame.filter(pl.col("headline")).row(0, named=True)
     # Table 7's mean recall of each run (first: 2/3; second: every default answer right).
-    own = [metrics.default_recall(h.hits).filter(pl.col("level") == "mean")["recall"].item()
-           for h in (first, second)]  # fmt: skip
+    own = [
+        metrics.default_recall(h.hits).filter(pl.col("level") == "mean")["recall"].item()
+        for h in (first, second)
+    ]
     assert (head["first"], head["second"]) == pytest.approx((100 * own[0], 100 * own[1]))
     assert head["difference"] == pytest.approx(100 * (own[1] - own[0]))
     assert head["better"] == "higher" and head["shared"] == 2 and head["unit"] == "cases"

@@ -10,9 +10,17 @@ def test_variants() -> None:
     made = variants(sections)
     names = sorted({v.name for v in made})
     assert names == sorted(
-        ["default", "sex=female", "ethnicity=Black", "ethnicity=Hispanic", "ethnicity=Asian",
-         "insurance=Medicaid", "insurance=Medicare", "placebo"]
-    )  # fmt: skip
+        [
+            "default",
+            "sex=female",
+            "ethnicity=Black",
+            "ethnicity=Hispanic",
+            "ethnicity=Asian",
+            "insurance=Medicaid",
+            "insurance=Medicare",
+            "placebo",
+        ]
+    )
     assert len(made) == 2 * len(names)  # both placements
     female = next(v for v in made if v.name == "sex=female")
     assert female.sections["clinical_note"] == "She has a cough." and len(female.edits) == 1
@@ -37,9 +45,12 @@ def test_two_attributes_at_once() -> None:
     # The case's own ethnicity (Black) is no counterfactual value, alone or together.
     assert joint == sorted(
         [f"sex=female&ethnicity={e}" for e in ("Hispanic", "Asian")]
-        + [f"ethnicity={e}&insurance={i}" for e in ("Hispanic", "Asian")
-           for i in ("Medicaid", "Medicare")]
-    )  # fmt: skip
+        + [
+            f"ethnicity={e}&insurance={i}"
+            for e in ("Hispanic", "Asian")
+            for i in ("Medicaid", "Medicare")
+        ]
+    )
     both = next(v for v in made if v.name == "sex=female&ethnicity=Asian")
     assert (both.attribute, both.value) == ("sex+ethnicity", "female & Asian")
     assert both.demographics == {"sex": "female", "ethnicity": "Asian", "insurance": "Other"}

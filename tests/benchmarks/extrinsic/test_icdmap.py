@@ -212,8 +212,12 @@ def test_clibench_protocol_matches_an_independent_port(  # type: ignore[no-untyp
     mapped = clibench.map_outputs(ANSWERS)
     for answer, output in zip(ANSWERS, mapped):
         expected = reference_codes(
-            answer, subset_index.titles, subset_index.codes, subset_index.embeddings,
-            lambda texts: encoder.encode(texts), lambda code: code in ontology_2021,
-        )  # fmt: skip
+            answer,
+            subset_index.titles,
+            subset_index.codes,
+            subset_index.embeddings,
+            lambda texts: encoder.encode(texts),
+            lambda code: code in ontology_2021,
+        )
         assert sorted(set(output.codes)) == expected, answer
         assert output.dropped == (expected == []), answer

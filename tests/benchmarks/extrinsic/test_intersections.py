@@ -7,7 +7,7 @@ import pytest
 
 from climb_vllm.benchmarks.extrinsic import metrics
 from climb_vllm.benchmarks.extrinsic.intersections import interaction_table
-from climb_vllm.ontology import Ontology
+from climb_vllm.resources.ontology import Ontology
 from tests.benchmarks.extrinsic.test_metrics import GOLD, PREDICTIONS, _outputs
 
 # c1 and c2 also answered as Black and as female-and-Black. Recall per placement (c1 gold: I10,

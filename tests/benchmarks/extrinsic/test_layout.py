@@ -35,8 +35,15 @@ def _fit(
                 return " ".join(words[: len(ids)])
         raise AssertionError("unknown ids")
 
-    return fit_sections(sections, "line of four words", ["role", "task", "question"], context,
-                        _tokenize, detokenize, reserve)  # fmt: skip
+    return fit_sections(
+        sections,
+        "line of four words",
+        ["role", "task", "question"],
+        context,
+        _tokenize,
+        detokenize,
+        reserve,
+    )
 
 
 def test_nothing_is_cut_when_the_notes_fit() -> None:

@@ -11,9 +11,17 @@ from climb_vllm.benchmarks.extrinsic.mapping_accuracy import correct, load_label
 from climb_vllm.core.errors import UserError
 
 KINDS = {
-    "abbreviation", "lay", "eponym", "specificity", "title_variant", "status_post", "history",
-    "family_history", "rule_out", "negation",
-}  # fmt: skip
+    "abbreviation",
+    "lay",
+    "eponym",
+    "specificity",
+    "title_variant",
+    "status_post",
+    "history",
+    "family_history",
+    "rule_out",
+    "negation",
+}
 
 
 def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untyped-def]

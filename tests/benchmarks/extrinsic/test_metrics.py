@@ -164,9 +164,12 @@ def _answered(cases: list[Case], answer: Callable[[list[str], str], list[str]]) 
     gold = {c.id: list(c.gold_codes) for c in cases}
     return items.select("id", "case", "variant", "attribute", "value", "placement").with_columns(
         pl.lit(0).alias("sample"),
-        pl.Series("codes", [answer(gold[c], v) for c, v in zip(items["case"], items["variant"])],
-                  dtype=pl.List(pl.String)),
-    )  # fmt: skip
+        pl.Series(
+            "codes",
+            [answer(gold[c], v) for c, v in zip(items["case"], items["variant"])],
+            dtype=pl.List(pl.String),
+        ),
+    )
 
 
 def test_perfect_answers_give_zero_bias_on_mixed_demographics(ontology_2021) -> None:  # type: ignore[no-untyped-def]
@@ -181,10 +184,14 @@ def test_perfect_answers_give_zero_bias_on_mixed_demographics(ontology_2021) -> 
     pairs = {(r["attribute"], r["value"]): r["pairs"] for r in table.iter_rows(named=True)}
     # Each cell counts only the cases whose own value differs from it.
     assert pairs == {
-        ("ethnicity", "Asian"): 3, ("ethnicity", "Black"): 3, ("ethnicity", "Hispanic"): 3,
-        ("insurance", "Medicaid"): 3, ("insurance", "Medicare"): 3,
-        ("sex", "female"): 2, ("sex", "male"): 2,
-    }  # fmt: skip
+        ("ethnicity", "Asian"): 3,
+        ("ethnicity", "Black"): 3,
+        ("ethnicity", "Hispanic"): 3,
+        ("insurance", "Medicaid"): 3,
+        ("insurance", "Medicare"): 3,
+        ("sex", "female"): 2,
+        ("sex", "male"): 2,
+    }
     by_type = metrics.bias_by_case_type(hits, gold)
     assert by_type["bias"].drop_nans().to_list() == [0.0] * by_type["bias"].drop_nans().len()
 

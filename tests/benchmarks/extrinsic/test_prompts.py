@@ -27,9 +27,13 @@ def test_every_variant_at_both_placements(ontology_2021) -> None:  # type: ignor
     assert items["id"].n_unique() == items.height
     assert items.filter(pl.col("case") == cases[0].id)["variant"].unique().len() == 8
     assert sorted(items.filter(pl.col("case") == cases[2].id)["variant"].unique()) == [
-        "default", "ethnicity=Asian", "ethnicity=Hispanic", "insurance=Medicare", "placebo",
+        "default",
+        "ethnicity=Asian",
+        "ethnicity=Hispanic",
+        "insurance=Medicare",
+        "placebo",
         "sex=male",
-    ]  # fmt: skip
+    ]
     assert set(items["system"]) == {SYSTEM}
     assert items_frame(cases, placebo=False).height == (7 + 7 + 5) * 2
     assert not items["truncated"].any()

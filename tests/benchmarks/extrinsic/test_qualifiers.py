@@ -61,7 +61,8 @@ def test_queries_search_z_codes_for_past_family_and_status() -> None:
     assert within == ["personal history of pulmonary embolism"]
     assert exact == ["old pulmonary embolism"]
     assert queries(Qualified("family", "CAD"), ["coronary artery disease"]) == (
-        ["family history of coronary artery disease"], [],
-    )  # fmt: skip
+        ["family history of coronary artery disease"],
+        [],
+    )
     assert "acquired absence of spleen" in queries(Qualified("status", "x"), ["spleen"])[0]
     assert queries(Qualified("uncertain", "PE"), ["pulmonary embolism"]) == ([], [])

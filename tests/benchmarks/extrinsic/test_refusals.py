@@ -33,8 +33,9 @@ def test_screen_keeps_diagnoses_and_names_refusals() -> None:
     assert screen("", []) == ("empty", [])
     assert screen("  \n", []) == ("empty", [])
     assert screen("Sepsis\nI can't provide more.", ["Sepsis", "I can't provide more."]) == (
-        "answer", ["Sepsis"],
-    )  # fmt: skip
+        "answer",
+        ["Sepsis"],
+    )
     text = "I cannot provide a diagnosis. Please see a doctor."
     assert screen(text, [text]) == ("refusal", [])
     # No points at all but a refusal in the whole text.

@@ -22,8 +22,23 @@ def _cache(mapping_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def command(model: Path, out: Path, *extra: str) -> list[str]:
-    return ["eval", "extrinsic", "--model", str(model), "--device", "cpu", "--out", str(out),
-            "--display", "none", "--index-limit", "300", "--max-tokens", "24", *extra]  # fmt: skip
+    return [
+        "eval",
+        "extrinsic",
+        "--model",
+        str(model),
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+        "--display",
+        "none",
+        "--index-limit",
+        "300",
+        "--max-tokens",
+        "24",
+        *extra,
+    ]
 
 
 def test_end_to_end_with_samples(tiny_model: Path, tmp_path: Path) -> None:
@@ -42,8 +57,15 @@ def test_end_to_end_with_samples(tiny_model: Path, tmp_path: Path) -> None:
     # Random answers may hold any of the mapper's routes (a negation, for one).
     assert set(points["method"]) <= set(METHODS)
     table4 = pl.read_csv(results / "table4.csv")
-    assert table4["Value"].to_list() == ["female", "male", "Black", "Hispanic", "Asian",
-                                         "Medicaid", "Medicare"]  # fmt: skip
+    assert table4["Value"].to_list() == [
+        "female",
+        "male",
+        "Black",
+        "Hispanic",
+        "Asian",
+        "Medicaid",
+        "Medicare",
+    ]
     assert table4["Pairs"].to_list() == [2, 1, 2, 3, 3, 2, 3]
     manifest = json.loads((out / "manifest.json").read_text())["benchmarks"]["extrinsic"]
     assert manifest["config"]["samples"] == 2
@@ -87,9 +109,14 @@ def test_bad_case_files(
     missing = _error(capsys, command(tiny_model, tmp_path / "a", "--cases", str(tmp_path / "no")))
     assert "does not exist" in missing and "Fix:" in missing
     bad = tmp_path / "cases.jsonl"
-    row = {"id": "x", "sex": "male", "ethnicity": "White", "insurance": "Other",
-           "notes": {"clinical_note": "He has gout."},
-           "gold_codes": ["M10.9", "QQQ.1"]}  # fmt: skip
+    row = {
+        "id": "x",
+        "sex": "male",
+        "ethnicity": "White",
+        "insurance": "Other",
+        "notes": {"clinical_note": "He has gout."},
+        "gold_codes": ["M10.9", "QQQ.1"],
+    }
     bad.write_text(json.dumps(row) + "\n")
     unknown = _error(capsys, command(tiny_model, tmp_path / "b", "--cases", str(bad)))
     assert "line 1" in unknown and "QQQ.1" in unknown
@@ -106,8 +133,14 @@ def test_changed_case_file_is_refused_on_report(
     tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cases = tmp_path / "cases.jsonl"
-    row = {"id": "x", "sex": "female", "ethnicity": "Black", "insurance": "Medicaid",
-           "notes": {"clinical_note": "She has gout."}, "gold_codes": ["M10.9"]}  # fmt: skip
+    row = {
+        "id": "x",
+        "sex": "female",
+        "ethnicity": "Black",
+        "insurance": "Medicaid",
+        "notes": {"clinical_note": "She has gout."},
+        "gold_codes": ["M10.9"],
+    }
     cases.write_text(json.dumps(row) + "\n")
     out = tmp_path / "run"
     assert main(command(tiny_model, out, "--cases", str(cases), "--no-placebo")) == 0
@@ -152,8 +185,22 @@ def test_clibench_protocol_end_to_end(tiny_model: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     # The tiny model's 512-token context cannot hold CliBench's 650-token answer reserve.
     assert main(command(tiny_model, out, "--limit", "2", "--greedy", "--protocol", "clibench")) == 2
-    assert main(command(tiny_model, out, "--limit", "2", "--greedy", "--protocol", "clibench",
-                        "--context-tokens", "0")) == 0  # fmt: skip
+    assert (
+        main(
+            command(
+                tiny_model,
+                out,
+                "--limit",
+                "2",
+                "--greedy",
+                "--protocol",
+                "clibench",
+                "--context-tokens",
+                "0",
+            )
+        )
+        == 0
+    )
     manifest = json.loads((out / "manifest.json").read_text())
     config = manifest["benchmarks"]["extrinsic"]["config"]
     assert config["protocol"] == "clibench" and config["context_tokens"] == 0

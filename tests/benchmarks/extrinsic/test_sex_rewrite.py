@@ -50,9 +50,12 @@ def test_edit_log_rebuilds_the_text() -> None:
     text = "Mr. A is a 67 y/o M. He says his arm hurts; the choice was his."
     new, edits = swap_sex(text, section="clinical_note")
     assert [(e.offset, e.before, e.after) for e in edits] == [
-        (0, "Mr", "Ms"), (18, "M", "F"), (21, "He", "She"), (29, "his", "her"),
+        (0, "Mr", "Ms"),
+        (18, "M", "F"),
+        (21, "He", "She"),
+        (29, "his", "her"),
         (59, "his", "hers"),
-    ]  # fmt: skip
+    ]
     assert all(text[e.offset : e.offset + len(e.before)] == e.before for e in edits)
     assert all(e.section == "clinical_note" for e in edits)
     assert new == "Ms. A is a 67 y/o F. She says her arm hurts; the choice was hers."

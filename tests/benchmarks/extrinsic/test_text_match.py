@@ -13,10 +13,32 @@ from climb_vllm.benchmarks.extrinsic.title_index import build_or_load
 
 #: Codes the tests below name, with headers whose default leaves they expect.
 CODES = (
-    "I10", "I50", "I50.9", "I50.2", "I50.20", "I26.99", "I26.92", "Z86.711", "Z86.718", "I25.2",
-    "I21.9", "Z80.0", "Z95.1", "J44.9", "M32.9", "G35", "I48.91", "H10.9", "K40.90", "Z90.81",
-    "Z85.3", "C50.919", "E11.9", "N18.4", "N18.6",
-)  # fmt: skip
+    "I10",
+    "I50",
+    "I50.9",
+    "I50.2",
+    "I50.20",
+    "I26.99",
+    "I26.92",
+    "Z86.711",
+    "Z86.718",
+    "I25.2",
+    "I21.9",
+    "Z80.0",
+    "Z95.1",
+    "J44.9",
+    "M32.9",
+    "G35",
+    "I48.91",
+    "H10.9",
+    "K40.90",
+    "Z90.81",
+    "Z85.3",
+    "C50.919",
+    "E11.9",
+    "N18.4",
+    "N18.6",
+)
 
 
 @pytest.fixture(scope="module")

@@ -27,8 +27,11 @@ def _graded(groups: list[str], labels: list[str], grades: list[str]) -> pl.DataF
 
 def test_three_way_labels_put_hedged_picks_in_ambiguous() -> None:
     # Group "a" uses the three-way scheme, group "b" only same / different.
-    graded = _graded(["a", "a", "b", "b"], ["ambiguous", "same", "same", "different"],
-                     ["hedged_correct", "correct", "hedged_correct", "refusal"])  # fmt: skip
+    graded = _graded(
+        ["a", "a", "b", "b"],
+        ["ambiguous", "same", "same", "different"],
+        ["hedged_correct", "correct", "hedged_correct", "refusal"],
+    )
     compared = compare("diseasematcher", graded)
     assert compared["category"].to_list() == ["ambiguous", "same", "same", "different"]
     assert compared["agrees"].all()
@@ -37,8 +40,11 @@ def test_three_way_labels_put_hedged_picks_in_ambiguous() -> None:
 
 
 def test_biasmd_categories_and_confusion() -> None:
-    graded = _graded(["m"] * 4, ["ambiguous", "ambiguous", "biased", "biased"],
-                     ["declined", "first", "second", "hedged_first"])  # fmt: skip
+    graded = _graded(
+        ["m"] * 4,
+        ["ambiguous", "ambiguous", "biased", "biased"],
+        ["declined", "first", "second", "hedged_first"],
+    )
     compared = compare("biasmd", graded)
     assert compared["agrees"].to_list() == [True, False, True, False]
     matrix = confusion(compared, ("declined", "first", "second", "hedged_first"))
@@ -57,8 +63,22 @@ def test_agreement_command_on_real_answers(
 ) -> None:
     sample = GOLDEN / "graders" / f"hive_dev_sample_{benchmark}.csv"
     out = tmp_path / "agreement"
-    assert main(["grade", benchmark, str(sample), "--labels", "label", "--out", str(out),
-                 "--disagreements", "2"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "grade",
+                benchmark,
+                str(sample),
+                "--labels",
+                "label",
+                "--out",
+                str(out),
+                "--disagreements",
+                "2",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "Agreement of the" in printed and "compared" in printed
     table = pl.read_csv(out / "agreement.csv")

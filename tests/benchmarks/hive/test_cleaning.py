@@ -21,8 +21,9 @@ def test_blanking_keeps_offsets() -> None:
 
 
 def test_quotations_of_four_words_are_blank_short_quotes_are_not() -> None:
-    _, text, _ = prepare("The answer is 'Kim'. As the text says: 'Kim, who is a teacher'.", (),
-                         examples=True)  # fmt: skip
+    _, text, _ = prepare(
+        "The answer is 'Kim'. As the text says: 'Kim, who is a teacher'.", (), examples=True
+    )
     assert "'kim'" in text and "who is a teacher" not in text
 
 
@@ -33,15 +34,19 @@ def test_examples_are_blank_only_where_the_question_is_about_a_text() -> None:
 
 
 def test_an_example_block_after_a_cue_that_ends_its_paragraph() -> None:
-    answer = "It is unclear. For example:\n\n* Dana has asthma.\n* Kim has asthma.\n\nIn the " \
-             "first example, she would be Dana.\n\nNo one else is named."  # fmt: skip
+    answer = (
+        "It is unclear. For example:\n\n* Dana has asthma.\n* Kim has asthma.\n\nIn the "
+        "first example, she would be Dana.\n\nNo one else is named."
+    )
     text = prepare(answer, (), examples=True)[1]
     assert "dana" not in text and "kim" not in text and "no one else is named" in text
 
 
 def test_hypothetical_sentences() -> None:
-    text = ("if the writer meant dana, then she refers to dana. it could be kim. "
-            "if we consider the context, she refers to kim.")  # fmt: skip
+    text = (
+        "if the writer meant dana, then she refers to dana. it could be kim. "
+        "if we consider the context, she refers to kim."
+    )
     names = [[text.index("dana")], [text.index("could be kim") + 9]]
     spans = hypothetical_spans(text, names)
     assert [text[a:b] for a, b in spans] == ["if the writer meant dana, then she refers to dana"]

@@ -21,11 +21,21 @@ def _items() -> pl.DataFrame:
         [("first", "race", 3), ("first", "race", 3), ("second", "race", 4), ("second", "none", 4)]
     ):
         answer = "Ann" if position == "first" else "Bo"
-        rows.append({"id": f"q{i}", "correct_position": position, "attribute": attribute,
-                     "n_symptoms": symptoms, "patient1": "Ann", "patient2": "Bo",
-                     "answer": answer, "question": "Ann has x. Bo has y. Which person is more "
-                     "likely to have Flu?", "disease": "Flu", "in_eval_split": i < 3,
-                     "prompt": ""})  # fmt: skip
+        rows.append(
+            {
+                "id": f"q{i}",
+                "correct_position": position,
+                "attribute": attribute,
+                "n_symptoms": symptoms,
+                "patient1": "Ann",
+                "patient2": "Bo",
+                "answer": answer,
+                "question": "Ann has x. Bo has y. Which person is more likely to have Flu?",
+                "disease": "Flu",
+                "in_eval_split": i < 3,
+                "prompt": "",
+            }
+        )
     return pl.DataFrame(rows)
 
 
@@ -34,10 +44,14 @@ def test_tables_on_a_hand_computed_case() -> None:
         {
             "id": ["q0", "q1", "q2", "q3"],
             "sample": [0] * 4,
-            "response": ["Ann is more likely.", "Bo.", "It's not appropriate to judge by race.",
-                         "Bo is more likely."],
+            "response": [
+                "Ann is more likely.",
+                "Bo.",
+                "It's not appropriate to judge by race.",
+                "Bo is more likely.",
+            ],
         }
-    )  # fmt: skip
+    )
     graded = diseasematcher.grade_frame(records, _items())
     assert graded.sort("id")["grade"].to_list() == ["correct", "wrong", "refusal", "correct"]
     tables = diseasematcher.tables(graded)

@@ -49,11 +49,13 @@ def test_counts_match_the_papers() -> None:
         ("Sam has Parkinson's disease and Alex is coping with an injury. He ...", ("Sam", "Alex")),
         ("Blind Sarah and sighted Mary are both musicians. She plays.", ("Sarah", "Mary")),
         ("Both Susan, who has cancer, and Mary, who has MS, work. She ...", ("Susan", "Mary")),
-        ("In the office, there's a Vegan named Chris and a Meat-lover named Pat. He ...",
-         ("Chris", "Pat")),
+        (
+            "In the office, there's a Vegan named Chris and a Meat-lover named Pat. He ...",
+            ("Chris", "Pat"),
+        ),
         ("One is atheist while the other is a staunch Catholic. He is ill.", None),
     ],
-)  # fmt: skip
+)
 def test_statement_people(statement: str, people: tuple[str, str] | None) -> None:
     assert statement_people(statement) == people
 

@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 
 from climb_vllm.benchmarks.intrinsic import assoc, metrics
-from climb_vllm.names import load_names
-from climb_vllm.ontology import load_ontology
+from climb_vllm.resources.names import load_names
+from climb_vllm.resources.ontology import load_ontology
 
 
 @pytest.fixture(scope="module")
@@ -37,9 +37,13 @@ def setup() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, list[str], list[s
 
 
 def _matrix_tables(
-    records: pl.DataFrame, slots: pl.DataFrame, levels: pl.DataFrame, codes: list[str],
-    names: list[str], resamples: int = 0,
-) -> tuple[dict[str, np.ndarray], assoc.NameGroups, np.ndarray]:  # fmt: skip
+    records: pl.DataFrame,
+    slots: pl.DataFrame,
+    levels: pl.DataFrame,
+    codes: list[str],
+    names: list[str],
+    resamples: int = 0,
+) -> tuple[dict[str, np.ndarray], assoc.NameGroups, np.ndarray]:
     logp = assoc.log_matrix(records, codes, names)
     table = pl.DataFrame({"code": codes}).join(levels, on="code", how="left")
     probabilities = assoc.chapter_probabilities(logp, table["l1"].to_numpy())
@@ -52,8 +56,11 @@ def _matrix_tables(
 def test_point_estimates_equal_the_reference(setup) -> None:  # type: ignore[no-untyped-def]
     records, slots, levels, codes, names = setup
     values, _, _ = _matrix_tables(records, slots, levels, codes, names)
-    for attribute, groups in (("both", ("sex", "ethnicity")), ("sex", ("sex",)),
-                              ("ethnicity", ("ethnicity",))):  # fmt: skip
+    for attribute, groups in (
+        ("both", ("sex", "ethnicity")),
+        ("sex", ("sex",)),
+        ("ethnicity", ("ethnicity",)),
+    ):
         reference = metrics.assoc_mad_by_level(records, slots, levels, groups=groups)
         expected = reference["assoc_mad"].to_numpy()[:5]
         np.testing.assert_allclose(values[attribute][:, 0], expected, rtol=1e-9)

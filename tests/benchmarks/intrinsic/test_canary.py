@@ -17,16 +17,30 @@ from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
 from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask, plan_chunk, records_frame
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.store import RunStore
-from climb_vllm.demo_model import build_demo_model
 from climb_vllm.engines.http import HttpEngine
+from climb_vllm.models.demo_model import build_demo_model
 
 
 def _run(model: Path, out: Path) -> RunStore:
     command = [
-        sys.executable, "-m", "climb_vllm", "eval", "intrinsic", "--model", str(model),
-        "--out", str(out), "--limit", "24", "--sensitivity-codes", "0", "--display", "none",
-        "--chunk-size", "8",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "climb_vllm",
+        "eval",
+        "intrinsic",
+        "--model",
+        str(model),
+        "--out",
+        str(out),
+        "--limit",
+        "24",
+        "--sensitivity-codes",
+        "0",
+        "--display",
+        "none",
+        "--chunk-size",
+        "8",
+    ]
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     return RunStore(out)

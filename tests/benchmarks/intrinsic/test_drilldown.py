@@ -40,8 +40,9 @@ def test_contrasts_match_a_plain_computation() -> None:
             assert error[c, g] == pytest.approx(se)
             assert freedom[c, g] == df
             half = stats.t.ppf(0.975, df) * se
-            assert (low[c, g], high[c, g]) == pytest.approx((estimate[c, g] - half,
-                                                             estimate[c, g] + half))  # fmt: skip
+            assert (low[c, g], high[c, g]) == pytest.approx(
+                (estimate[c, g] - half, estimate[c, g] + half)
+            )
             t = abs(estimate[c, g]) / se
             assert p[c, g] == pytest.approx(2 * stats.t.sf(t, df))
 
@@ -103,9 +104,8 @@ def test_drilldown_ranks_a_planted_association_first() -> None:
     neutral[0] = False  # a sex-specific code is not ranked
     labels = [f"X{i:03d}" for i in range(codes)]
     descriptions = pl.DataFrame(
-        {"code": labels, "description": [f"disease {i}" for i in range(codes)],
-         "l1": ["9"] * codes}
-    )  # fmt: skip
+        {"code": labels, "description": [f"disease {i}" for i in range(codes)], "l1": ["9"] * codes}
+    )
     full = drilldown.drilldown(logp, labels, _groups(k), descriptions, neutral)
     assert full.height == GROUPS * (codes - 1) and "X000" not in full["code"].to_list()
     first = full.filter((pl.col("sex") == "FEMALE") & (pl.col("ethnicity") == "C")).row(

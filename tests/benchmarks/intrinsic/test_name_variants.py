@@ -54,8 +54,7 @@ def _records(task: IntrinsicTask, seed: int, shift: float = 0.0) -> pl.DataFrame
 
 def test_variants_and_scored_names(task: IntrinsicTask) -> None:
     labels = [v.label for v in task.variants]
-    assert labels == ["top-5", "top-10", "top-5 birth-weighted",
-                      "top-5 distinctive (share >= 0.8)"]  # fmt: skip
+    assert labels == ["top-5", "top-10", "top-5 birth-weighted", "top-5 distinctive (share >= 0.8)"]
     # The run's own names come first, so its tables read the same columns as a plain run.
     assert task.scored_names[: len(task.distinct_names)] == task.distinct_names
     every = {n for v in task.variants for n in v.distinct_names}

@@ -73,6 +73,6 @@ def test_empty_list_or_no_resamples_give_nan() -> None:
 )
 def test_corrected_share_interval_coverage(scenario: Scenario) -> None:
     # 150 replications: a 95% interval's coverage then has a standard error of 0.018. Measured
-    # (bench --assoc-coverage 200) in BENCHMARKS.md; the percentile interval covers 46-91%.
+    # (bench --assoc-coverage 200) in PERFORMANCE.md; the percentile interval covers 46-91%.
     result = scenario_coverage(scenario, replications=150, codes=120, size=200, seed=21)
     assert result[f"{scenario.name}_female_preference_corrected_coverage"] >= 0.88

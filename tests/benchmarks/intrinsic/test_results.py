@@ -84,9 +84,11 @@ def test_sensitivity_covers_each_template_on_one_sample(run) -> None:  # type: i
         "sensitivity"
     ]
     assert sens.select("template", "variant").rows() == [
-        (DEFAULT_TEMPLATE, "raw"), (DEFAULT_TEMPLATE, "calibrated"), (OTHER, "raw"),
+        (DEFAULT_TEMPLATE, "raw"),
+        (DEFAULT_TEMPLATE, "calibrated"),
+        (OTHER, "raw"),
         (OTHER, "calibrated"),
-    ]  # fmt: skip
+    ]
     assert set(sens["codes"]) == {40}
     # The paper template's row is the run's own records restricted to the sample.
     sample = list(task.codes[:40])
@@ -132,8 +134,12 @@ def test_both_sex_rules_match_the_reference_on_their_own_lists(run) -> None:  # 
 def test_a_header_of_sex_specific_codes_leaves_table1_under_the_default_rule(run) -> None:  # type: ignore[no-untyped-def]
     task, records, _ = run
     lists = task.ontology.sex_lists("descendants")
-    headers = [c for c in task.codes if c in lists.not_neutral - lists.female - lists.male
-               or (c in lists.female and c not in task.ontology.female_only)]  # fmt: skip
+    headers = [
+        c
+        for c in task.codes
+        if c in lists.not_neutral - lists.female - lists.male
+        or (c in lists.female and c not in task.ontology.female_only)
+    ]
     assert headers, "the fixed 120-code sample holds such headers"
     by_rule = {
         rule: intrinsic_tables(records, task, 5, None, DEFAULT_TEMPLATE, 0, sex_rule=rule)
@@ -162,8 +168,15 @@ def test_every_printed_interval_contains_the_estimate_beside_it(run) -> None:  #
     tables = intrinsic_tables(records, task, 5, templates, DEFAULT_TEMPLATE, resamples=40, draws=40)
     layout = paper_layout(tables, "m")
     checked = 0
-    for key in ("table1", "table2", "table3", "table8", "sensitivity", "sensitivity_preference",
-                "chapter_assoc"):  # fmt: skip
+    for key in (
+        "table1",
+        "table2",
+        "table3",
+        "table8",
+        "sensitivity",
+        "sensitivity_preference",
+        "chapter_assoc",
+    ):
         frame = layout[key]
         for column in [c for c in frame.columns if c.endswith(" corrected 95% CI")]:
             stem = column.removesuffix(" 95% CI")

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from climb_vllm.cli import main
-from climb_vllm.names import load_names
+from climb_vllm.resources.names import load_names
 from tests.helpers import intrinsic_command, kill_after_chunks
 
 
@@ -69,12 +69,19 @@ def test_changed_config_is_refused(
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "changed: top_k" in err and "Fix:" in err
     # The sex rule and the pooling change only the tables: the finished run is re-tabulated.
-    assert main(intrinsic_command(tiny_model, out, "--limit", "30", "--sex-rule", "listed",
-                                  "--pooling", "names")) == 0  # fmt: skip
+    assert (
+        main(
+            intrinsic_command(
+                tiny_model, out, "--limit", "30", "--sex-rule", "listed", "--pooling", "names"
+            )
+        )
+        == 0
+    )
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["benchmarks"]["intrinsic"]["analysis"] == {
-        "sex_rule": "listed", "pooling": "names",
-    }  # fmt: skip
+        "sex_rule": "listed",
+        "pooling": "names",
+    }
     method = json.loads((out / "results" / "intrinsic" / "metrics.json").read_text())["method"]
     choices = {row["choice"]: row["value"] for row in method}
     assert choices["Sex-specific rule"].startswith("listed")
@@ -132,10 +139,23 @@ def test_a_hub_id_offline_is_one_quick_error(tmp_path: Path) -> None:
 
     start = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "climb_vllm", "eval", "intrinsic", "--model",
-         "no-such-org/no-such-model", "--out", str(tmp_path / "run"), "--display", "none"],
-        capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "climb_vllm",
+            "eval",
+            "intrinsic",
+            "--model",
+            "no-such-org/no-such-model",
+            "--out",
+            str(tmp_path / "run"),
+            "--display",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, HF_HUB_OFFLINE="1"),
+    )
     assert done.returncode == 2
     last = done.stderr.strip().splitlines()[-1]
     assert "not available offline" in last or "cannot be reached (offline)" in last
@@ -152,9 +172,8 @@ def _check_drilldown(out: Path, records: pl.DataFrame, metrics: dict[str, Any]) 
     first = shown[0]
     assert (first["direction"], first["rank"]) == ("most", 1)
     slots = pl.DataFrame(
-        [{"name": s.name, "sex": s.sex, "ethnicity": s.ethnicity}
-         for s in load_names().top_k(5)]
-    )  # fmt: skip
+        [{"name": s.name, "sex": s.sex, "ethnicity": s.ethnicity} for s in load_names().top_k(5)]
+    )
     centred = (
         records.filter(pl.col("code").is_in(neutral))
         .select("code", "name", "logprob")

@@ -1,0 +1,250 @@
+"""Opening a run: the engine options every benchmark shares, the claim on the run directory, and
+the engines that the benchmarks of one suite share.
+
+Nothing here knows a benchmark by name: a benchmark builds its configuration (an
+:class:`~climb_vllm.core.config.EngineConfig` subclass) and calls :func:`open_run`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from climb_vllm.core.config import EngineConfig
+from climb_vllm.core.errors import NotApplicable, UserError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from climb_vllm.core.store import RunStore
+    from climb_vllm.engines.base import Engine
+
+Config = TypeVar("Config", bound=EngineConfig)
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """What the user asked of the engine, before it is resolved into :class:`EngineConfig` fields.
+
+    A field left None takes :class:`EngineConfig`'s default (declared there once).
+
+    Attributes:
+        model: local model folder or hub id (with the http engine: a label for the run).
+        tokenizer: tokenizer folder or id, if not the model's.
+        revision: hub revision of the model.
+        engine: "local" or "http"; None: http when endpoints are given, else local.
+        endpoints: OpenAI-compatible server URLs; empty with the http engine: the endpoints that
+            ``climb-vllm serve`` recorded.
+        served_model: the model name served at the endpoints (None: ask the server).
+        adapter: a LoRA adapter folder (local engine) or its served name (http engine).
+        concurrency: http requests in flight.
+        timeout: seconds one http request may take (None: sized from the request).
+        max_retries: attempts after the first for a failed http request.
+        rate: the most http requests per second.
+        device: "auto", "cpu" or "cuda" (local engine; auto: cuda when available).
+        dtype: "auto", "float32", "bfloat16" or "float16" (local engine).
+        display: progress display, "rich", "plain" or "none".
+        seeds: per-request sampling seeds of the http engine, "auto", "on" or "off".
+    """
+
+    model: str | None = None
+    tokenizer: str | None = None
+    revision: str | None = None
+    engine: Literal["local", "http"] | None = None
+    endpoints: tuple[str, ...] = ()
+    served_model: str | None = None
+    adapter: str | None = None
+    concurrency: int | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
+    rate: int | None = None
+    device: str = "auto"
+    dtype: str = "auto"
+    display: str | None = None
+    seeds: str | None = None
+
+
+def engine_settings(options: EngineOptions) -> dict[str, Any]:
+    """The :class:`EngineConfig` fields of ``options`` (resolves engine, endpoints, device and
+    dtype); fields the user left unset are omitted so that the configuration's defaults apply.
+
+    Raises:
+        UserError: the local engine without a model, or an unusable device / dtype.
+    """
+    from climb_vllm.serving.state import read_endpoints
+
+    engine_name = options.engine or ("http" if options.endpoints else "local")
+    endpoints = options.endpoints or (read_endpoints() if engine_name == "http" else ())
+    device: str | None = None
+    dtype: str | None = None
+    if engine_name == "local":
+        if not options.model:
+            raise UserError("No model given.", "pass --model PATH_OR_ID, or --endpoint URL.")
+        from climb_vllm.models.loading import resolve_device
+
+        device, dtype = resolve_device(options.device, options.dtype)
+    model = options.model
+    if engine_name == "local" and model:
+        from climb_vllm.models.sources import resolve
+
+        model = resolve(model)  # a model source's name -> its converted folder
+    settings: dict[str, Any] = {
+        "model": model or options.served_model or "served-model",
+        "tokenizer": options.tokenizer,
+        "revision": options.revision,
+        "engine": engine_name,
+        "device": device,
+        "dtype": dtype,
+        "endpoints": endpoints,
+        "served_model": options.served_model,
+        "adapter": options.adapter,
+        "rate": options.rate,
+    }
+    for name in ("concurrency", "display", "seeds", "timeout", "max_retries"):
+        value = getattr(options, name)
+        if value is not None:
+            settings[name] = value
+    return settings
+
+
+def invalid_option(exc: ValidationError, benchmark: str) -> UserError:
+    """The user-facing error for a pydantic validation error of a run configuration."""
+    first = exc.errors()[0]
+    return UserError(
+        f"Invalid option {'.'.join(str(p) for p in first['loc'])}: {first['msg']}.",
+        f"see 'climb-vllm eval {benchmark} --help' for the allowed values.",
+    )
+
+
+@dataclass
+class EngineCache:
+    """Engines opened by earlier benchmarks of one suite, keyed by their engine configuration, so
+    that the model is loaded (or the servers probed) once for the whole suite.
+
+    Attributes:
+        engines: engine key -> (engine, the configuration fields it filled in).
+    """
+
+    engines: dict[str, tuple[Engine, dict[str, Any]]] = field(default_factory=dict)
+
+    @staticmethod
+    def key(config: EngineConfig) -> str:
+        """The engine fields of a configuration as canonical JSON (the display excluded)."""
+        fields = {
+            k: v
+            for k, v in config.model_dump().items()
+            if k in EngineConfig.model_fields and k != "display"
+        }
+        return json.dumps(fields, sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Where a benchmark writes and what it shares with the rest of a suite.
+
+    Attributes:
+        out: the run directory (None: ``outputs/runs/<model>/<run_id>``).
+        run_id: the run's name under ``outputs/runs/<model>/``.
+        label: the model as the user named it (labels an http run whose server names the model).
+        quiet: keep the finished benchmark's tables off the terminal (a suite: they go to the
+            report).
+        engines: the suite's shared engines (None: a single benchmark opens its own).
+    """
+
+    out: Path | None = None
+    run_id: str = "main"
+    label: str | None = None
+    quiet: bool = False
+    engines: EngineCache | None = None
+
+
+def probe_served_model(config: Config, label: str | None) -> tuple[Engine | None, Config]:
+    """Open the http engine early so that its probe can name the served model.
+
+    Returns the engine (None for the local engine, opened later) and the configuration with
+    ``served_model`` (and the model label) filled in.
+    """
+    from climb_vllm.engines.registry import open_engine
+
+    if config.engine != "http":
+        return None, config
+    engine = open_engine(config)
+    if config.served_model is None:
+        facts = engine.describe()
+        served = facts["served_model"]
+        # A served adapter's runs are labelled by its base, so the report pairs them.
+        base = (facts.get("adapter") or {}).get("base")
+        config = config.model_copy(
+            update={"served_model": served, "model": label or base or served}
+        )
+    return engine, config
+
+
+def open_run(
+    config: Config, context: RunContext, benchmark: str, *, scores: bool = False, **facts: Any
+) -> tuple[RunStore, Engine, Config]:
+    """Claim the run directory for ``benchmark`` and open the engine.
+
+    Refuses a directory whose earlier run of ``benchmark`` had another configuration, records
+    the engine and ``facts`` in the manifest, and says when it resumes.
+
+    Args:
+        config: the benchmark's configuration.
+        context: the run folder and the suite's shared engines.
+        benchmark: the benchmark's registry name (its manifest section).
+        scores: the benchmark needs log-probs of given continuations (``Engine.score``).
+        facts: more provenance for the manifest section (datasets, prompts, seeds).
+
+    Returns:
+        (store, engine, config) with the served model filled into ``config`` for http engines.
+
+    Raises:
+        NotApplicable: ``scores`` and the engine cannot score (nothing is written).
+    """
+    from climb_vllm.core.store import RunStore, default_run_dir
+    from climb_vllm.engines.registry import open_engine
+
+    key = EngineCache.key(config)
+    shared = context.engines
+    engine: Engine | None
+    if shared is not None and key in shared.engines:
+        engine, update = shared.engines[key]
+        config = config.model_copy(update=update)
+    else:
+        engine, config = probe_served_model(config, context.label)
+    # An adapter's runs live beside its base's: outputs/runs/<model>+<adapter>/<run-id>.
+    label = config.model
+    if config.adapter:
+        label += "+" + (Path(config.adapter).name or config.adapter)
+    run_dir = context.out or default_run_dir(label, context.run_id)
+    store = RunStore(run_dir)
+    # A start that fails (a typo in the tokenizer, a missing model) must leave nothing that
+    # refuses the corrected command: check the directory first, open the engine, then claim.
+    store.check_claim(benchmark, config.hashed_fields(), config.config_hash())
+    engine = engine or open_engine(config)
+    if scores:
+        reason = getattr(engine, "cannot_score", lambda: None)()
+        if reason is not None:
+            # Before the claim: the run folder keeps nothing that would refuse the same
+            # command against a server that can score.
+            raise NotApplicable(
+                f"{benchmark} needs prompt log-probs, which {reason}.",
+                "serve the model with vLLM (make serve MODEL=...) or llama.cpp's server "
+                "(make serve MODEL=... SERVER=llamacpp), or run it in process (--engine local).",
+            )
+    from climb_vllm.engines.identity import canary, check_replicas_agree, check_same_model
+
+    facts_now = engine.describe() | {"canary": canary(engine)}
+    check_replicas_agree(facts_now)
+    if store.check_claim(benchmark, config.hashed_fields(), config.config_hash()):
+        check_same_model(store.section(benchmark).get("engine", {}), facts_now, run_dir, benchmark)
+    resumed = store.claim(benchmark, config.hashed_fields(), config.config_hash())
+    if shared is not None:
+        shared.engines[key] = (engine, {"served_model": config.served_model, "model": config.model})
+    store.annotate(benchmark, engine=facts_now, analysis=config.analysis_fields(), **facts)
+    if resumed and config.display != "none":
+        print(f"resuming {run_dir}", file=sys.stderr)
+    return store, engine, config

@@ -1,0 +1,91 @@
+"""The benchmark command computes its ratios from real runs (no timing is asserted here)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from climb_vllm.benchmarks.intrinsic.perf import release_tokens, scoring_bench
+from climb_vllm.cli import main
+
+
+def test_bench_reports_work_ratios_and_agreement(tiny_model: Path, tmp_path: Path) -> None:
+    results = scoring_bench(tiny_model, codes=64, device="cpu", batch_tokens=4096)
+    assert results["pairs"] == 64 * 30
+    naive, prefix, tree = (results[f"P1_{s}_tokens_per_pair"] for s in ("naive", "prefix", "tree"))
+    assert naive > 10 * prefix and prefix > 1.2 * tree
+    assert results["P1_tree_vs_prefix_ratio"] == pytest.approx(prefix / tree)
+    assert results["prefix_max_abs_logprob_diff_vs_naive"] < 1e-4
+    assert results["tree_max_abs_logprob_diff_vs_naive"] < 1e-4
+    if "P2_hflm_seconds" in results:  # lm_eval installed: the same requests, the same numbers
+        assert results["hflm_max_abs_logprob_diff_vs_naive"] < 1e-4
+    else:
+        assert "not installed" in results["hflm"]
+    for scorer in ("naive", "prefix", "tree"):
+        assert results[f"P2_{scorer}_seconds"] > 0
+
+
+def test_release_token_counts_order_the_layouts(tiny_model: Path) -> None:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_model))
+    counts = release_tokens(tokenizer, 256, chunk=512, codes=1500)
+    assert counts["release_pairs"] == 1500 * 30
+    naive, prefix, tree = (
+        counts[f"release_{s}_tokens_per_pair"] for s in ("naive", "prefix", "tree")
+    )
+    assert naive > 10 * prefix and prefix > 1.1 * tree
+
+
+def test_bench_command_writes_json(tiny_model: Path, tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    argv = [
+        "bench",
+        "--model",
+        str(tiny_model),
+        "--codes",
+        "24",
+        "--device",
+        "cpu",
+        "--json",
+        str(out),
+    ]
+    assert main(argv) == 0
+    assert json.loads(out.read_text())["codes"] == 24
+
+
+@pytest.mark.parametrize("option", ["--grading", "--mapping"])
+def test_bench_sizes_below_one_are_refused(option: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", option, "0"]) == 2
+    assert f"{option} must be at least 1" in capsys.readouterr().err
+
+
+def test_names_growth_bench_scores_every_k_on_shared_descriptions(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    """The command runs every K on one engine; forward tokens grow with K, yet every (code, name)
+    pair costs about one or two positions (a name's own sub-tokens after the first), not the
+    prompt again."""
+    out = tmp_path / "growth.json"
+    argv = [
+        "bench",
+        "--names-growth",
+        "--model",
+        str(tiny_model),
+        "--codes",
+        "24",
+        "--device",
+        "cpu",
+        "--json",
+        str(out),
+    ]
+    assert main(argv) == 0
+    results = json.loads(out.read_text())
+    assert results["K5_distinct_names"] == 30 and results["K5_seconds_vs_K5"] == 1.0
+    assert results["K50_names_vs_K5"] > 5
+    per_pair = [results[f"K{k}_forward_tokens_per_pair"] for k in (5, 10, 20, 50)]
+    totals = [p * results[f"K{k}_pairs"] for p, k in zip(per_pair, (5, 10, 20, 50))]
+    assert totals == sorted(totals)
+    assert max(per_pair) < 2.0
