@@ -21,7 +21,6 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("benchmarks.intrinsic", "benchmarks.extrinsic", "benchmarks.hive"),
     ("benchmarks.registry",),  # the one list of benchmarks
     ("report",),  # tables, figures, HTML, comparison, rescore
-    ("perf",),  # speed measurements of serving, generation and the report
     ("suite",),  # eval all
     ("cli",),
     ("__main__",),

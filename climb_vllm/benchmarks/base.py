@@ -1,11 +1,14 @@
 """The one interface every benchmark implements, and the declarations it is made of.
 
 A benchmark is one folder under ``climb_vllm/benchmarks/`` holding its whole slice (items,
-requests, grading or metrics, tables, figures, bench) and one object that implements
-:class:`Benchmark`; :mod:`climb_vllm.benchmarks.registry` lists those objects in suite order.
+requests, grading or metrics, tables, figures, its README and speed measurements) and one
+object that implements :class:`Benchmark`; :mod:`climb_vllm.benchmarks.registry` lists those
+objects in suite order.
 The command line, the suite, ``rescore`` and the report read everything they need from here:
 options and their help, how options become a configuration, how to run, how to recompute the
-results from stored records, which tables and figures the report shows.
+results from stored records, which tables and figures the report shows, what it calls itself,
+which speed measurements it offers and how it writes full-size synthetic records; outside its
+folder a benchmark is named only in the registry.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
+    import numpy as np
     import polars as pl
 
     from climb_vllm.core.config import EngineConfig
@@ -96,20 +100,75 @@ class ReportFigure:
 
 
 @dataclass(frozen=True)
+class PerfSettings:
+    """The settings of ``climb-vllm bench`` that every speed measurement may read.
+
+    Attributes:
+        model: the model folder or source (None: the measurement builds a tiny model).
+        codes: codes (or items) in the measured sample.
+        device: torch device of in-process engines.
+        dtype: torch dtype of in-process engines.
+        batch_tokens: positions per forward pass (None: sized from the free memory).
+        row_tokens: nodes per row of the tree scorer.
+        repeats: timings per scorer; the best is kept.
+        full_run: also measure over the whole release.
+        top_k: names per group where a measurement scores names.
+    """
+
+    model: Path | None = None
+    codes: int = 256
+    device: str = "cpu"
+    dtype: str = "float32"
+    batch_tokens: int | None = None
+    row_tokens: int = 4096
+    repeats: int = 1
+    full_run: bool = False
+    top_k: int = 1
+
+
+#: What the option of a speed measurement takes: ``count`` a number N >= 1 (``default`` when
+#: given bare), ``path`` a file or folder, ``url`` one URL, ``urls`` one URL per use
+#: (repeatable), ``switch`` nothing.
+HookValue = Literal["count", "path", "url", "urls", "switch"]
+
+
+@dataclass(frozen=True)
 class BenchHook:
-    """A benchmark that ``climb-vllm bench`` offers as ``--<flag> N``.
+    """A speed (or accuracy) measurement that ``climb-vllm bench`` offers as ``--<flag>``.
 
     Attributes:
         flag: the attribute name, e.g. ``grading`` (the option has dashes for underscores).
-        help: what it measures on N inputs.
-        run: runs it on N inputs and returns the named results.
-        default: N when the option is given without a number (None: N is required).
+        help: what it measures.
+        run: runs it on the option's value and the shared settings; returns named results.
+        default: with ``value="count"``, N when the option is given without a number (None: N
+            is required).
+        value: what the option takes (:data:`HookValue`).
+        runs_by_default: run when ``bench`` is given no measurement's option (one hook in the
+            registry at most).
     """
 
     flag: str
     help: str
-    run: Callable[[int], dict[str, Any]]
+    run: Callable[[Any, PerfSettings], dict[str, Any]]
     default: int | None = None
+    value: HookValue = "count"
+    runs_by_default: bool = False
+
+
+@dataclass(frozen=True)
+class Synthetic:
+    """Full-size synthetic records of a benchmark, for the report's speed measurement
+    (``climb-vllm bench --report N``).
+
+    Attributes:
+        write: writes one run's records of the benchmark into the store (claiming its section)
+            for the model label, drawing from the generator; returns how many records.
+        baseline: extra timings on the first synthetic run (e.g. a reference implementation
+            of the benchmark's tables), or None.
+    """
+
+    write: Callable[[RunStore, str, np.random.Generator], int]
+    baseline: Callable[[Path], dict[str, Any]] | None = None
 
 
 #: The columns of every benchmark's paired comparison, in order (:class:`Paired`).
@@ -153,7 +212,15 @@ class Paired:
 
 
 class ExternalGrader(Protocol):
-    """Grading answers produced by another tool (``climb-vllm grade`` and ``prompts``)."""
+    """Grading answers produced by another tool (``climb-vllm grade`` and ``prompts``).
+
+    Attributes:
+        label_values: the labels ``grade --labels`` compares with, as the authors wrote them.
+        controls: whether it derives control items (``prompts --no-controls`` leaves them out).
+    """
+
+    label_values: tuple[str, ...]
+    controls: bool
 
     def write_prompts(
         self, out: Path, split: str, limit: int | None, seed: int, controls: bool
@@ -203,7 +270,9 @@ class Benchmark(Protocol):
         help: one line for ``--help``.
         description: the paragraph of ``eval <name> --help``.
         options: its command-line options (beside the engine options every benchmark has).
-        bench_hooks: the speed benchmarks it offers to ``climb-vllm bench``.
+        bench_hooks: the speed measurements it offers to ``climb-vllm bench``.
+        synthetic: how it writes full-size synthetic records for the report's speed
+            measurement, or None.
         external: grading of outside answers, or None.
         paired: how two runs are compared side by side, or None.
     """
@@ -214,6 +283,7 @@ class Benchmark(Protocol):
     description: str
     options: tuple[Option, ...]
     bench_hooks: tuple[BenchHook, ...]
+    synthetic: Synthetic | None
     external: ExternalGrader | None
     paired: Paired | None
 

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from climb_vllm.benchmarks.base import Benchmark, Option
+from climb_vllm.benchmarks.base import BenchHook, Benchmark, Option
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.core.config import EngineConfig
 from climb_vllm.models.sources import SOURCES
@@ -147,23 +147,21 @@ def add_benchmark_parser(sub: Any, benchmark: Benchmark) -> None:
         _add_option(parser, option, option.flag, option.dest, text)
 
 
-#: Help of the suite flags that several benchmarks share under one name, where each benchmark
-#: reads them its own way.
-SHARED_HELP = {
-    "--limit": "every benchmark's --limit where its own --limit-<benchmark> is not given "
-    "(intrinsic: a stratified sample of N codes; extrinsic: the first N cases; BiasMD, "
-    "DiseaseMatcher: a sample of N items spread over the categories)",
-    "--max-tokens": "new tokens per answer of every generation benchmark (extrinsic: unless "
-    "--extrinsic-max-tokens; default: each benchmark's own)",
-    "--temperature": "sampling temperature of every generation benchmark (default: each "
-    "benchmark's own: BiasMD and DiseaseMatcher 0.8, extrinsic the model's settings)",
-    "--top-p": "nucleus mass of every generation benchmark (default: each benchmark's own)",
-    "--greedy": "greedy decoding (temperature 0) for every generation benchmark",
-    "--samples": "completions per item of every generation benchmark (default: 1)",
-    "--icd-release": "ICD-10-CM release of intrinsic and extrinsic (default: 2021)",
-    "--seed": "the seed of every benchmark: of intrinsic's --limit sample, and the base of the "
-    "generation benchmarks' per-item sampling seeds and samples (default: 0)",
-}
+def shared_help(flag: str) -> str | None:
+    """The help of a suite flag that several benchmarks read, each its own way: what each one
+    makes of it, from their options' help and defaults (None: one benchmark reads it)."""
+    said: dict[str, list[str]] = {}
+    for benchmark in REGISTRY.values():
+        for option in benchmark.options:
+            if flag in option.suite_flags:
+                text = option.help + _default_note(benchmark.config_type, option.field)
+                first = option.suite_flags[0]
+                text += f", unless {first}" if first != flag else ""
+                said.setdefault(text, []).append(benchmark.title)
+    if sum(len(titles) for titles in said.values()) < 2:
+        return None
+    parts = [f"{', '.join(titles)}: {text}" for text, titles in said.items()]
+    return "for every benchmark that reads it (" + "; ".join(parts) + ")"
 
 
 def suite_options() -> dict[str, tuple[Option, Benchmark]]:
@@ -195,14 +193,34 @@ def add_suite_parser(sub: Any) -> None:
         help=f"comma-separated subset of {','.join(REGISTRY)} (default: all, in that order)",
     )
     for flag, (option, benchmark) in suite_options().items():
-        if flag in SHARED_HELP:
-            text = SHARED_HELP[flag]
-        else:
-            text = (option.suite_help or option.help) + _default_note(
-                benchmark.config_type, option.field
-            )
+        text = shared_help(flag) or (option.suite_help or option.help) + _default_note(
+            benchmark.config_type, option.field
+        )
         _add_option(parser, option, flag, SUITE_DEST + flag, text)
     parser.add_argument("--no-report", action="store_true", help="skip the HTML report")
+
+
+def _add_hook(bench: Any, hook: BenchHook) -> None:
+    """``bench --<flag>`` of a benchmark's measurement, shaped by what it takes."""
+    flag = f"--{hook.flag.replace('_', '-')}"
+    if hook.value == "switch":
+        bench.add_argument(flag, dest=hook.flag, action="store_true", help=hook.help)
+    elif hook.value == "path":
+        bench.add_argument(flag, dest=hook.flag, type=Path, metavar="PATH", help=hook.help)
+    elif hook.value == "url":
+        bench.add_argument(flag, dest=hook.flag, metavar="URL", help=hook.help)
+    elif hook.value == "urls":
+        bench.add_argument(flag, dest=hook.flag, action="append", metavar="URL", help=hook.help)
+    else:
+        bench.add_argument(
+            flag,
+            dest=hook.flag,
+            type=int,
+            metavar="N",
+            help=hook.help,
+            nargs="?" if hook.default else None,
+            const=hook.default,
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -216,7 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_suite_parser(benchmarks)
     for benchmark in REGISTRY.values():
         add_benchmark_parser(benchmarks, benchmark)
-    graders = [name for name, b in REGISTRY.items() if b.external is not None]
+    external = {b.title: b.external for b in REGISTRY.values() if b.external is not None}
+    graders = [b.name for b in REGISTRY.values() if b.external is not None]
     grade = verbs.add_parser(
         "grade",
         help="grade responses produced by any tool",
@@ -232,9 +251,10 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument(
         "--labels",
         metavar="COLUMN",
-        help="compare with the labels in this column (BiasMD: Ambiguous/Biased; DiseaseMatcher: "
-        "same/different/ambiguous): writes agreement per group, the confusion matrix and the "
-        "disagreements to --out (default: none, grade only)",
+        help="compare with the labels in this column ("
+        + "; ".join(f"{title}: {'/'.join(e.label_values)}" for title, e in external.items())
+        + "): writes agreement per group, the confusion matrix and the disagreements to --out "
+        "(default: none, grade only)",
     )
     grade.add_argument(
         "--by",
@@ -265,7 +285,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=int, default=0, help="seed of the sample and the controls (default: 0)"
     )
     prompts.add_argument(
-        "--no-controls", action="store_true", help="BiasMD: leave out the resolvable controls"
+        "--no-controls",
+        action="store_true",
+        help="leave out the derived control items ("
+        + ", ".join(title for title, e in external.items() if e.controls)
+        + ")",
     )
     text = "recompute every metric and the report from stored records and say what changed"
     rescore = verbs.add_parser("rescore", help=text, description=text)
@@ -415,45 +439,13 @@ def _add_bench(verbs: Any) -> None:
         action="store_true",
         help="also count tokens over the whole release and time a full-release run",
     )
-    bench.add_argument(
-        "--names-growth",
-        action="store_true",
-        help="time the default scorer on --codes codes with the top 5, 10, 20 and 50 names per "
-        "group instead (ratios against 5)",
-    )
-    bench.add_argument(
-        "--drilldown-coverage",
-        type=Path,
-        metavar="RUN",
-        help="coverage of the drill-down intervals on a run that scored the top-50 names per "
-        "group (--top-k 50 or --names-sensitivity ...,50): 5 of each group's 50 drawn 200 times",
-    )
     bench.add_argument("--json", type=Path, help="also write the results as JSON here")
-    bench.add_argument(
-        "--endpoint", help="measure the serving path against this vLLM server (needs --model)"
-    )
-    bench.add_argument(
-        "--agreement",
-        action="append",
-        metavar="URL",
-        help="served scores against the in-process engine on --codes codes (names: --top-k "
-        "per group): |difference| and wall time per endpoint (repeatable; any server that "
-        "serves --model's weights)",
-    )
     bench.add_argument(
         "--top-k", type=int, default=1, help="names per group for --agreement (default: 1)"
     )
     for benchmark in REGISTRY.values():
         for hook in benchmark.bench_hooks:
-            bench.add_argument(
-                f"--{hook.flag.replace('_', '-')}",
-                dest=hook.flag,
-                type=int,
-                metavar="N",
-                help=hook.help,
-                nargs="?" if hook.default else None,
-                const=hook.default,
-            )
+            _add_hook(bench, hook)
     bench.add_argument(
         "--generation",
         type=int,

@@ -21,6 +21,7 @@ from climb_vllm.benchmarks.base import (
     Paired,
     ReportFigure,
     ReportTable,
+    Synthetic,
 )
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.cli import main
@@ -70,6 +71,7 @@ class EchoBenchmark:
         Option("--max-tokens", "max_tokens", "new tokens per answer", field="max_tokens"),
     )
     bench_hooks: tuple[BenchHook, ...] = ()
+    synthetic: Synthetic | None = None
     external: ExternalGrader | None = None
     paired: Paired | None = None
 

@@ -12,8 +12,10 @@ from climb_vllm.benchmarks.base import (
     ExternalGrader,
     Option,
     Paired,
+    PerfSettings,
     ReportFigure,
     ReportTable,
+    Synthetic,
 )
 from climb_vllm.benchmarks.extrinsic.comparison import PAIRED
 from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
@@ -26,13 +28,13 @@ if TYPE_CHECKING:
 NAME = "extrinsic"
 
 
-def _mapping_bench(count: int) -> dict[str, Any]:
+def _mapping_bench(count: int, _: PerfSettings) -> dict[str, Any]:
     from climb_vllm.benchmarks.extrinsic.perf import mapping_bench
 
     return mapping_bench(count)
 
 
-def _mapping_accuracy_bench(resamples: int) -> dict[str, Any]:
+def _mapping_accuracy_bench(resamples: int, _: PerfSettings) -> dict[str, Any]:
     from climb_vllm.benchmarks.extrinsic.mapping_accuracy import mapping_accuracy_bench
 
     return mapping_accuracy_bench(resamples)
@@ -170,6 +172,7 @@ class ExtrinsicBenchmark:
             default=1000,
         ),
     )
+    synthetic: Synthetic | None = None
     external: ExternalGrader | None = None
     paired: Paired | None = PAIRED
 

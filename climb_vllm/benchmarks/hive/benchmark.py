@@ -12,25 +12,29 @@ from climb_vllm.benchmarks.base import (
     ExternalGrader,
     Option,
     Paired,
+    PerfSettings,
     ReportFigure,
     ReportTable,
+    Synthetic,
 )
 from climb_vllm.benchmarks.hive import comparison
 from climb_vllm.benchmarks.hive.config import BiasMDConfig, DiseaseMatcherConfig, GenerationConfig
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from climb_vllm.core.config import EngineConfig
     from climb_vllm.core.store import RunStore
     from climb_vllm.runner.run import RunContext
 
 
-def _grading_bench(count: int) -> dict[str, Any]:
+def _grading_bench(count: int, _: PerfSettings) -> dict[str, Any]:
     from climb_vllm.benchmarks.hive.perf import grading_bench
 
     return grading_bench(count)
 
 
-def _options(name: str, suite_limit_help: str) -> tuple[Option, ...]:
+def _options(name: str, suite_limit_help: str, controls: bool) -> tuple[Option, ...]:
     """The options of ``eval biasmd`` / ``eval diseasematcher`` (BiasMD adds --no-controls)."""
     options: tuple[Option, ...] = (
         Option(
@@ -95,7 +99,7 @@ def _options(name: str, suite_limit_help: str) -> tuple[Option, ...]:
         ),
         Option("--system-prompt", "system_prompt", "add this system turn (the authors used none)"),
     )
-    if name == "biasmd":
+    if controls:
         options += (
             Option(
                 "--no-controls", "no_controls", "skip the resolvable control items", switch=True
@@ -115,6 +119,8 @@ class HiveBenchmark:
         config_type: its configuration class.
         suite_limit_help: the help of its ``--limit-<name>`` in ``eval all``.
         display: its name for readers ("BiasMD").
+        label_values: the labels ``grade --labels`` compares with.
+        controls: whether it derives resolvable control items (``--no-controls``).
         bench_hooks: speed benchmarks it offers.
     """
 
@@ -125,6 +131,8 @@ class HiveBenchmark:
         config_type: type[GenerationConfig],
         suite_limit_help: str,
         display: str,
+        label_values: tuple[str, ...],
+        controls: bool = False,
         bench_hooks: tuple[BenchHook, ...] = (),
     ) -> None:
         self.name: str = name
@@ -132,10 +140,19 @@ class HiveBenchmark:
         self.help: str = help
         self.description: str = help
         self.config_type: type[GenerationConfig] = config_type
-        self.options: tuple[Option, ...] = _options(name, suite_limit_help)
+        self.options: tuple[Option, ...] = _options(name, suite_limit_help, controls)
         self.bench_hooks: tuple[BenchHook, ...] = bench_hooks
+        self.synthetic: Synthetic | None = Synthetic(self._synthetic)
+        self.label_values: tuple[str, ...] = label_values
+        self.controls: bool = controls
         self.external: ExternalGrader | None = self
         self.paired: Paired | None = comparison.paired(name, f"{display}: accuracy")
+
+    def _synthetic(self, store: RunStore, model: str, rng: np.random.Generator) -> int:
+        """One answer per item (every item, controls included) for the report's measurement."""
+        from climb_vllm.benchmarks.hive.perf import synthetic_answers
+
+        return synthetic_answers(store, model, self.name, rng)
 
     def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> GenerationConfig:
         """The run's configuration from the engine fields and the given option values."""
@@ -218,7 +235,7 @@ class HiveBenchmark:
         config = section.get("config", {})
         split = "the authors' test split" if config.get("split") == "eval" else "every item"
         sample = f", a sample of {config['limit']}" if config.get("limit") else ""
-        with_controls = self.name == "biasmd" and config.get("controls")
+        with_controls = self.controls and config.get("controls")
         controls = " with their controls" if with_controls else ""
         return (
             f"{section.get('items', '?')} prompts: {split}{sample}{controls}; answers of at most "
@@ -254,6 +271,8 @@ BIASMD = HiveBenchmark(
     BiasMDConfig,
     "a sample of N BiasMD statements",
     "BiasMD",
+    ("Ambiguous", "Biased"),
+    controls=True,
     bench_hooks=(
         BenchHook(
             "grading",
@@ -268,4 +287,5 @@ DISEASEMATCHER = HiveBenchmark(
     DiseaseMatcherConfig,
     "a sample of N questions",
     "DiseaseMatcher",
+    ("same", "different", "ambiguous"),
 )

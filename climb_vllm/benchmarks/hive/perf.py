@@ -13,7 +13,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import numpy as np
+import polars as pl
+
 from climb_vllm.benchmarks.hive.grading import grade_many
+from climb_vllm.core.store import RunStore
 
 _REASONING = (
     " To answer this, consider each patient's symptoms in turn and how well they match the "
@@ -90,3 +94,44 @@ def grading_bench(count: int) -> dict[str, Any]:
         results[f"{kind}_speedup"] = single / parallel
         results[f"{kind}_per_second"] = count / parallel
     return results
+
+
+def synthetic_answers(store: RunStore, model: str, benchmark: str, rng: np.random.Generator) -> int:
+    """Write one answer per item of ``benchmark`` (every item, controls included) for
+    ``model`` into ``store``, in the answer shapes of the grading measurement; returns how
+    many."""
+    from climb_vllm.benchmarks.hive.config import GenerationConfig
+    from climb_vllm.benchmarks.hive.run import items_for
+
+    config = GenerationConfig(model=model, benchmark=benchmark, split="all")  # type: ignore[arg-type]
+    store.claim(benchmark, config.hashed_fields(), config.config_hash())
+    items = items_for(benchmark, "all", None, config.seed, config.controls)
+    shapes = _DM_ANSWERS if benchmark == "diseasematcher" else _BM_ANSWERS
+    picks = rng.integers(0, len(shapes), items.height)
+    if benchmark == "diseasematcher":
+        fields = items.select("patient1", "patient2", "disease").rows()
+        responses = [
+            shapes[k].format(a=a, b=b, d=d) + _REASONING for k, (a, b, d) in zip(picks, fields)
+        ]
+    else:
+        fields = items.select("person1", "person2", "pronoun").rows()
+        responses = [
+            shapes[k].format(a=a, b=b, p=(p or "they").capitalize()) + _REASONING
+            for k, (a, b, p) in zip(picks, fields)
+        ]
+    store.write_chunk(
+        benchmark,
+        0,
+        pl.DataFrame(
+            {
+                "id": items["id"],
+                "sample": 0,
+                "seed": 0,
+                "response": responses,
+                "finish_reason": "stop",
+                "completion_tokens": 120,
+                "prompt_tokens": 90,
+            }
+        ),
+    )
+    return int(items.height)

@@ -18,8 +18,10 @@ from climb_vllm.benchmarks.base import (
     Paired,
     ReportFigure,
     ReportTable,
+    Synthetic,
 )
 from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
+from climb_vllm.benchmarks.intrinsic.hooks import HOOKS, SYNTHETIC
 from climb_vllm.core.store import model_label
 
 if TYPE_CHECKING:
@@ -173,15 +175,8 @@ class IntrinsicBenchmark:
             suite_flags=("--pooling",),
         ),
     )
-    bench_hooks: tuple[BenchHook, ...] = (
-        BenchHook(
-            "assoc_coverage",
-            "measure, by simulation with N replications per scenario, how often the printed "
-            "AssocMAD and sex-preference intervals cover the population value instead",
-            lambda n: _coverage_bench(n),
-            200,
-        ),
-    )
+    bench_hooks: tuple[BenchHook, ...] = HOOKS
+    synthetic: Synthetic | None = SYNTHETIC
     external: ExternalGrader | None = None
     paired: Paired | None = Paired(
         "CLIMB intrinsic: corrected AssocMAD",
@@ -414,9 +409,3 @@ def _compare(first: Any, second: Any) -> pl.DataFrame | None:
     from climb_vllm.benchmarks.intrinsic.comparison import compare
 
     return compare(first, second)
-
-
-def _coverage_bench(replications: int) -> dict[str, Any]:
-    from climb_vllm.benchmarks.intrinsic.coverage import coverage_bench
-
-    return coverage_bench(replications)

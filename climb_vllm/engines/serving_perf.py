@@ -18,6 +18,7 @@ import multiprocessing
 import re
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +148,7 @@ def serving_bench(
 
 
 def agreement_bench(
-    model: Path, urls: list[str], codes: int, top_k: int = 1, seed: int = 0
+    model: Path, urls: list[str], build: Callable[[Any], list[ScoreRequest]], codes: int
 ) -> dict[str, Any]:
     """Served scores against the in-process engine on the same requests: for each endpoint,
     its server, strategy, max and mean |served - in process| log-prob (nat, per name) and
@@ -156,15 +157,13 @@ def agreement_bench(
     Args:
         model: the model folder the in-process engine loads (the served model's weights).
         urls: the endpoints, each serving that model (any server, any strategy).
-        codes: codes in the stratified sample.
-        top_k: names per (sex, ethnicity) group.
-        seed: the sample's seed.
+        build: the scoring requests, from the model's tokenizer.
+        codes: how many codes the requests cover (reported beside the results).
     """
-    from climb_vllm.benchmarks.intrinsic.task import sample_requests
     from climb_vllm.engines.local import LocalEngine
 
     local = LocalEngine(str(model), device="cpu", dtype="float32")
-    requests = sample_requests(local.tokenizer, codes, top_k=top_k, seed=seed)
+    requests = build(local.tokenizer)
     pairs = sum(len(r.continuations) for r in requests)
     local.score(requests[:2])  # warm-up
     start = time.perf_counter()
