@@ -21,6 +21,7 @@ from climb_vllm.benchmarks.base import Benchmark
 from climb_vllm.core.config import EngineConfig
 from climb_vllm.core.errors import NotApplicable, UserError
 from climb_vllm.core.freshness import mark
+from climb_vllm.core.store import manifest_path
 from climb_vllm.runner.run import EngineCache, EngineOptions, RunContext, engine_settings
 
 
@@ -85,7 +86,7 @@ def run_suite(
                 failed[benchmark.name] = f"{type(exc).__name__}: {exc}"
             if benchmark.name in failed:
                 print(f"{benchmark.name} failed: {failed[benchmark.name]}", file=sys.stderr)
-    if run_dir is not None and (run_dir / "manifest.json").is_file():
+    if run_dir is not None and manifest_path(run_dir).is_file():
         RunStore(run_dir).record_failures({b.name for b in benchmarks}, failed, not_applicable)
     written: Path | None = None
     if report and run_dir is not None and len(failed) + len(not_applicable) < len(benchmarks):

@@ -18,7 +18,13 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("engines",),  # in-process and HTTP engines, strategies, capabilities
     ("runner",),  # opens engines and servers for a benchmark; generation runs
     ("benchmarks.base",),  # the interface every benchmark implements
-    ("benchmarks.intrinsic", "benchmarks.extrinsic", "benchmarks.hive"),
+    ("benchmarks.hive",),  # the library BiasMD and DiseaseMatcher share
+    (
+        "benchmarks.intrinsic",
+        "benchmarks.extrinsic",
+        "benchmarks.biasmd",
+        "benchmarks.diseasematcher",
+    ),
     ("benchmarks.registry",),  # the one list of benchmarks
     ("report",),  # tables, figures, HTML, comparison, rescore
     ("suite",),  # eval all

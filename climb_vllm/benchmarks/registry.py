@@ -4,8 +4,9 @@ the report read. Adding a benchmark is one folder under ``benchmarks/`` and one 
 from __future__ import annotations
 
 from climb_vllm.benchmarks.base import Benchmark
+from climb_vllm.benchmarks.biasmd.benchmark import BIASMD
+from climb_vllm.benchmarks.diseasematcher.benchmark import DISEASEMATCHER
 from climb_vllm.benchmarks.extrinsic.benchmark import EXTRINSIC
-from climb_vllm.benchmarks.hive.benchmark import BIASMD, DISEASEMATCHER
 from climb_vllm.benchmarks.intrinsic.benchmark import INTRINSIC
 from climb_vllm.core.errors import UserError
 

@@ -443,9 +443,12 @@ def _add_bench(verbs: Any) -> None:
     bench.add_argument(
         "--top-k", type=int, default=1, help="names per group for --agreement (default: 1)"
     )
+    added: set[str] = set()
     for benchmark in REGISTRY.values():
         for hook in benchmark.bench_hooks:
-            _add_hook(bench, hook)
+            if hook.flag not in added:  # benchmarks may offer the same measurement
+                _add_hook(bench, hook)
+                added.add(hook.flag)
     bench.add_argument(
         "--generation",
         type=int,

@@ -23,6 +23,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from climb_vllm.core.store import manifest_path, records_folder, results_folder
+
 #: The stamp's file name under ``results/<benchmark>/``.
 STAMP = "inputs.sha256"
 #: Libraries whose versions can change a number (numerics, tables, tokenizers, embeddings).
@@ -68,7 +70,7 @@ def _code() -> str:
 
 def stamp(root: Path, benchmark: str) -> str:
     """The stamp of ``benchmark``'s inputs in the run directory ``root`` as they are now."""
-    manifest = json.loads((root / "manifest.json").read_text())
+    manifest = json.loads(manifest_path(root).read_text())
     config = manifest.get("benchmarks", {}).get(benchmark, {}).get("config", {})
     # Input files the configuration names (a case file, a names file) as they are now: a
     # changed one must reach the benchmark's own check, which refuses it.
@@ -78,21 +80,23 @@ def stamp(root: Path, benchmark: str) -> str:
             info = Path(value).stat()
             named.append((key, value, info.st_size, info.st_mtime_ns))
     text = json.dumps(
-        [benchmark, config, named, _files(root / "records"), _code()], sort_keys=True, default=str
+        [benchmark, config, named, _files(records_folder(root)), _code()],
+        sort_keys=True,
+        default=str,
     )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def mark(root: Path, benchmark: str) -> None:
     """Store the stamp beside ``benchmark``'s results, just written from the present inputs."""
-    folder = root / "results" / benchmark
+    folder = results_folder(root, benchmark)
     if (folder / "metrics.json").is_file():
         (folder / STAMP).write_text(stamp(root, benchmark) + "\n")
 
 
 def current_metrics(root: Path, benchmark: str) -> dict[str, Any] | None:
     """``benchmark``'s stored metrics when its stamp matches its inputs now, else None."""
-    folder = root / "results" / benchmark
+    folder = results_folder(root, benchmark)
     try:
         stored = (folder / STAMP).read_text().strip()
         metrics: dict[str, Any] = json.loads((folder / "metrics.json").read_text())

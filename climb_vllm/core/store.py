@@ -37,6 +37,22 @@ PACKAGES = ("torch", "transformers", "tokenizers", "polars", "numpy", "pydantic"
 RUNS_ROOT = Path("outputs") / "runs"
 
 
+def manifest_path(root: Path) -> Path:
+    """The manifest of the run directory ``root`` (the run's settings and provenance)."""
+    return root / "manifest.json"
+
+
+def records_folder(root: Path, benchmark: str | None = None) -> Path:
+    """Where a run keeps its records: ``records/`` (all benchmarks) or ``records/<benchmark>/``
+    (its chunk files)."""
+    return root / "records" / benchmark if benchmark else root / "records"
+
+
+def results_folder(root: Path, benchmark: str) -> Path:
+    """Where a run keeps ``benchmark``'s results: tables, metrics.json, the freshness stamp."""
+    return root / "results" / benchmark
+
+
 def model_label(model: str) -> str:
     """The model's name in run folders and reports, the same for a local run and a served one:
     a local folder's own name (``outputs/demo-model`` -> ``demo-model``, what ``serve`` serves
@@ -164,7 +180,7 @@ class RunStore:
 
     @property
     def manifest_path(self) -> Path:
-        return self.root / "manifest.json"
+        return manifest_path(self.root)
 
     def manifest(self) -> dict[str, Any]:
         """The manifest as stored, or an empty one."""
@@ -269,7 +285,7 @@ class RunStore:
     # -- records ---------------------------------------------------------------------------
 
     def chunk_dir(self, benchmark: str) -> Path:
-        path = self.root / "records" / benchmark
+        path = records_folder(self.root, benchmark)
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -328,11 +344,6 @@ class RunStore:
                     "delete that file and rerun the evaluation; only that chunk is recomputed.",
                 ) from exc
         return pl.concat(frames)
-
-    def results_dir(self) -> Path:
-        path = self.root / "results"
-        path.mkdir(parents=True, exist_ok=True)
-        return path
 
     def write_text(self, relative: str, text: str) -> Path:
         """Write a results file atomically."""

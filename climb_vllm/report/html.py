@@ -21,6 +21,7 @@ from climb_vllm.benchmarks.base import ReportFigure, ReportTable
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.results import to_markdown
+from climb_vllm.core.store import results_folder
 from climb_vllm.report.compare import Compared, compare_runs, shown, shown_ranking
 from climb_vllm.report.render import STYLE, html_table
 from climb_vllm.report.runs import RunView, load_runs
@@ -46,7 +47,7 @@ def stacked_tables(runs: list[RunView]) -> dict[tuple[str, str], pl.DataFrame]:
         key = table.key
         frames = []
         for run in runs:
-            path = run.root / "results" / benchmark / f"{key}.csv"
+            path = results_folder(run.root, benchmark) / f"{key}.csv"
             if benchmark in run.benchmarks and path.is_file():
                 frame = pl.read_csv(path, infer_schema_length=None)
                 labelled = frame.drop("Model", strict=False).select(

@@ -13,7 +13,7 @@ from typing import Any
 from climb_vllm.benchmarks.registry import REGISTRY, get
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.freshness import mark
-from climb_vllm.core.store import RunStore
+from climb_vllm.core.store import RunStore, manifest_path, results_folder
 
 #: Relative differences below this are rounding, not change: matrix products give results that
 #: differ in the last digits with the number of BLAS threads (measured ~1e-8 relative between
@@ -27,7 +27,7 @@ READ_ONLY_FIX = "copy the run directory to a writable place (cp -r RUN_DIR COPY)
 
 def require_run_dir(run_dir: Path) -> None:
     """Raise a UserError unless ``run_dir`` holds a manifest."""
-    if not (run_dir / "manifest.json").is_file():
+    if not manifest_path(run_dir).is_file():
         raise UserError(
             f"{run_dir} is not a run directory (no manifest.json).",
             "pass the folder that 'climb-vllm eval' wrote, e.g. outputs/runs/<model>/main.",
@@ -77,7 +77,7 @@ def rescore(run_dir: Path) -> dict[str, list[str]]:
     changed: dict[str, list[str]] = {}
     unfinished: dict[str, str] = {}
     for benchmark in benchmarks:
-        old_path = run_dir / "results" / benchmark / "metrics.json"
+        old_path = results_folder(run_dir, benchmark) / "metrics.json"
         old = json.loads(old_path.read_text()) if old_path.exists() else {}
         try:
             new = benchmark_results(run_dir, benchmark, quiet=True)

@@ -18,9 +18,10 @@ PACKAGE = Path(__file__).parents[2] / "climb_vllm"
 
 
 def _folder(name: str) -> str:
-    """The package folder of a registered benchmark, e.g. ``benchmarks/hive``."""
-    module = type(REGISTRY[name]).__module__.split(".")
-    return "/".join(module[1:3])
+    """The package folder of a registered benchmark: ``benchmarks/<name>``."""
+    folder = f"benchmarks/{name}"
+    assert (PACKAGE / folder / "benchmark.py").is_file(), f"{name} has no folder of its own"
+    return folder
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

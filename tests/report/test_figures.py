@@ -73,7 +73,8 @@ def test_zero_accuracy_still_draws_a_mark(monkeypatch: pytest.MonkeyPatch) -> No
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 
-    from climb_vllm.benchmarks.hive import figures
+    from climb_vllm.benchmarks.biasmd import figures as biasmd_figures
+    from climb_vllm.benchmarks.diseasematcher import figures as diseasematcher_figures
 
     drawn: list[Figure] = []
 
@@ -81,7 +82,8 @@ def test_zero_accuracy_still_draws_a_mark(monkeypatch: pytest.MonkeyPatch) -> No
         drawn.append(figure)
         return b"png"
 
-    monkeypatch.setattr(figures, "png", keep)
+    monkeypatch.setattr(biasmd_figures, "png", keep)
+    monkeypatch.setattr(diseasematcher_figures, "png", keep)
     zero = {
         "biasmd": {
             "accuracy": [
@@ -107,7 +109,10 @@ def test_zero_accuracy_still_draws_a_mark(monkeypatch: pytest.MonkeyPatch) -> No
             ]
         },
     }
-    for draw, bars in ((figures.biasmd_accuracy, 2), (figures.diseasematcher_accuracy, 2)):
+    for draw, bars in (
+        (biasmd_figures.biasmd_accuracy, 2),
+        (diseasematcher_figures.diseasematcher_accuracy, 2),
+    ):
         drawn.clear()
         assert draw([("model-a", zero)]) == b"png"
         axis = drawn[0].axes[0]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from climb_vllm.benchmarks.base import Paired
 from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
+from climb_vllm.core.store import results_folder
 
 if TYPE_CHECKING:  # imported where used: the command line loads this module at start
     import polars as pl
@@ -48,7 +49,7 @@ def prepare(root: Path) -> Hits | None:
     from climb_vllm.resources.ontology import load_ontology
 
     store = RunStore(root)
-    path = root / "results" / "extrinsic" / "outputs.parquet"
+    path = results_folder(root, "extrinsic") / "outputs.parquet"
     if not store.finished_chunks("extrinsic") or not path.is_file():
         return None
     config = ExtrinsicConfig(**store.section("extrinsic")["config"])

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from climb_vllm.core.errors import UserError
-from climb_vllm.core.store import model_label
+from climb_vllm.core.store import model_label, results_folder
 from climb_vllm.resources.data import packaged
 
 if TYPE_CHECKING:
@@ -270,7 +270,7 @@ def write_extrinsic_report(
     mapper = build_mapper(ontology, cases, config.index_limit, display, config.protocol)
     outputs, points = map_records(records, items, mapper)
     tables = extrinsic_tables(outputs, points, cases, ontology)
-    directory = store.root / "results" / "extrinsic"
+    directory = results_folder(store.root, "extrinsic")
     facts = {
         "outputs": outputs.height,
         "empty_outputs": int(outputs["empty"].sum()),

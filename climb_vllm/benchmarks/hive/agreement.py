@@ -1,9 +1,9 @@
 """Agreement of the graders with labels that people (or another grader) gave the same answers.
 
 ``climb-vllm grade biasmd answers.csv --labels label --by model --out DIR`` grades every answer,
-maps each grade onto the labels' categories (:func:`climb_vllm.benchmarks.hive.grading.
-paper_label`: BiasMD ``Ambiguous`` / ``Biased``; DiseaseMatcher ``same`` / ``different`` and,
-where a group's labels use it, ``ambiguous``) and reports per group (a model, say):
+maps each grade onto the labels' categories (the benchmark's ``paper_label``: BiasMD
+``Ambiguous`` / ``Biased``; DiseaseMatcher ``same`` / ``different`` and, where a group's labels
+use it, ``ambiguous``) and reports per group (a model, say):
 
 * agreement: the share of answers whose mapped grade equals the label, with a 95% Wilson
   interval;
@@ -26,11 +26,7 @@ from climb_vllm.core.errors import UserError
 if TYPE_CHECKING:
     import polars as pl
 
-#: The categories labels may use, per benchmark (lower case).
-CATEGORIES = {
-    "biasmd": ("ambiguous", "biased"),
-    "diseasematcher": ("same", "different", "ambiguous"),
-}
+    from climb_vllm.benchmarks.hive.kind import Kind
 
 
 def wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
@@ -44,27 +40,25 @@ def wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, (centre - spread) / denominator), min(1.0, (centre + spread) / denominator)
 
 
-def compare(benchmark: str, graded: pl.DataFrame) -> pl.DataFrame:
+def compare(kind: Kind, graded: pl.DataFrame) -> pl.DataFrame:
     """Add ``category`` (the grade's category in the labels' scheme) and ``agrees``.
 
     Args:
-        benchmark: "biasmd" or "diseasematcher".
+        kind: the benchmark the answers are to.
         graded: graded answers with ``group``, ``label`` (lower case) and ``grade``.
     """
     import polars as pl
 
-    from climb_vllm.benchmarks.hive.grading import paper_label
-
-    allowed = CATEGORIES[benchmark]
+    allowed = kind.categories
     unknown = sorted(set(graded["label"].to_list()) - set(allowed))
     if unknown:
         raise UserError(
-            f"The labels hold values that are not {benchmark} categories: {', '.join(unknown)}.",
+            f"The labels hold values that are not {kind.title} categories: {', '.join(unknown)}.",
             f"label each answer as one of {', '.join(allowed)} (case does not matter).",
         )
     three_way = {g for g, label in zip(graded["group"], graded["label"]) if label == "ambiguous"}
     categories = [
-        paper_label(benchmark, grade, group in three_way).lower()
+        kind.paper_label(grade, group in three_way).lower()
         for grade, group in zip(graded["grade"], graded["group"])
     ]
     return graded.with_columns(pl.Series("category", categories, dtype=pl.String)).with_columns(
@@ -120,12 +114,12 @@ def _readable(rows: pl.DataFrame, context: str) -> str:
 
 
 def write_agreement(
-    benchmark: str, compared: pl.DataFrame, out: Path, sample: int, seed: int
+    kind: Kind, compared: pl.DataFrame, out: Path, sample: int, seed: int
 ) -> tuple[Path, pl.DataFrame]:
     """Write agreement.md / .csv, confusion.csv, disagreements.csv and disagreements.md.
 
     Args:
-        benchmark: "biasmd" or "diseasematcher".
+        kind: the benchmark the answers are to.
         compared: the output of :func:`compare` with ``id``, ``rule``, ``response`` and the
             item's text (``statement`` or ``question``).
         out: the folder.
@@ -137,11 +131,10 @@ def write_agreement(
     """
     import polars as pl
 
-    from climb_vllm.benchmarks.hive.grading import BIASMD_LABELS, DISEASEMATCHER_LABELS
     from climb_vllm.core.results import to_markdown
 
-    grades = BIASMD_LABELS if benchmark == "biasmd" else DISEASEMATCHER_LABELS
-    context = "statement" if benchmark == "biasmd" else "question"
+    grades = kind.grades
+    context = kind.context
     table = summary(compared)
     matrix = confusion(compared, grades)
     out.mkdir(parents=True, exist_ok=True)
@@ -156,7 +149,7 @@ def write_agreement(
         .sort("group", "id")
     )
     (out / "disagreements.md").write_text(
-        f"# {benchmark}: a sample of disagreements (up to {sample} per group, seed {seed})\n\n"
+        f"# {kind.name}: a sample of disagreements (up to {sample} per group, seed {seed})\n\n"
         + _readable(picked, context)
     )
     shown = table.with_columns(
@@ -168,7 +161,7 @@ def write_agreement(
         ).alias("agreement % [95% CI]")
     ).select("group", "answers", "agree", "agreement % [95% CI]", "disagreements")
     text = (
-        f"# Agreement of the {benchmark} grader with the labels\n\n{to_markdown(shown)}\n\n"
+        f"# Agreement of the {kind.name} grader with the labels\n\n{to_markdown(shown)}\n\n"
         f"## Confusion (label x grade)\n\n{to_markdown(matrix)}\n"
     )
     path = out / "agreement.md"

@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from climb_vllm.benchmarks.base import COMPARISON_COLUMNS, Paired
+from climb_vllm.core.store import results_folder
 
 if TYPE_CHECKING:  # imported where used: the command line loads this module at start
     import polars as pl
 
 NOTE = (
-    "Accuracy per item (the share of its samples graded correct; BiasMD: items, controls left "
-    "out), the difference averaged over the items both runs answered; 95% interval: percentile "
+    "Accuracy per item (the share of its samples graded correct; control items left out), the "
+    "difference averaged over the items both runs answered; 95% interval: percentile "
     "bootstrap over those items, each drawn with both runs' answers."
 )
 
@@ -30,11 +31,11 @@ def item_accuracy(root: Path, benchmark: str) -> pl.DataFrame | None:
 
     Args:
         root: the run directory (its ``results/<benchmark>/graded.parquet``).
-        benchmark: "biasmd" or "diseasematcher".
+        benchmark: the benchmark's registry name.
     """
     import polars as pl
 
-    path = root / "results" / benchmark / "graded.parquet"
+    path = results_folder(root, benchmark) / "graded.parquet"
     if not path.is_file():
         return None
     graded = pl.read_parquet(path)
@@ -72,5 +73,5 @@ def compare_accuracy(first: pl.DataFrame, second: pl.DataFrame) -> pl.DataFrame 
 
 
 def paired(benchmark: str, title: str) -> Paired:
-    """The paired comparison of ``benchmark`` ("biasmd" or "diseasematcher"), headed ``title``."""
+    """The paired comparison of the benchmark named ``benchmark``, headed ``title``."""
     return Paired(title, NOTE, partial(item_accuracy, benchmark=benchmark), compare_accuracy)

@@ -1,4 +1,4 @@
-"""The configuration of a BiasMD or DiseaseMatcher run."""
+"""The configuration every HIVE benchmark's run shares (each benchmark subclasses it)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ class GenerationConfig(EngineConfig):
     """Everything that determines the records of a generation benchmark (BiasMD, DiseaseMatcher).
 
     Attributes:
-        benchmark: "biasmd" or "diseasematcher".
+        benchmark: the benchmark's registry name (set by its subclass).
         split: "eval" (the authors' test split, the paper's numbers) or "all" items.
         limit: a sample of this many items, stratified by type / category (None = the split).
         seed: base seed; each item's sampling seed derives from it and the item id.
@@ -21,11 +21,12 @@ class GenerationConfig(EngineConfig):
         temperature / top_p: sampling settings (temperature 0 = greedy).
         max_tokens: the most new tokens per completion.
         system_prompt: an optional system turn (the authors used none).
-        controls: BiasMD only: also ask the derived control items whose pronoun is resolvable.
+        controls: also ask the derived control items, where the benchmark has them (BiasMD's
+            resolvable pronouns).
         chunk_size: items per stored chunk (the unit of resume).
     """
 
-    benchmark: Literal["biasmd", "diseasematcher"]
+    benchmark: str
     split: Literal["eval", "all"] = "eval"
     limit: int | None = Field(default=None, ge=1)
     seed: int = 0
@@ -36,16 +37,3 @@ class GenerationConfig(EngineConfig):
     system_prompt: str | None = None
     controls: bool = True
     chunk_size: int = Field(default=256, ge=1)
-
-
-class BiasMDConfig(GenerationConfig):
-    """A BiasMD run: answers of up to 256 new tokens, with the resolvable controls."""
-
-    benchmark: Literal["biasmd"] = "biasmd"
-
-
-class DiseaseMatcherConfig(GenerationConfig):
-    """A DiseaseMatcher run: answers of up to 180 new tokens (a pick and a short reason)."""
-
-    benchmark: Literal["diseasematcher"] = "diseasematcher"
-    max_tokens: int = Field(default=180, ge=1)

@@ -8,11 +8,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from climb_vllm.benchmarks.hive.run import grade, items_for, shown_tables
+from climb_vllm.benchmarks.hive.run import shown_tables
 from climb_vllm.core.errors import UserError
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from climb_vllm.benchmarks.hive.kind import Kind
 
 
 def _make_folder(folder: Path, option: str) -> None:
@@ -100,12 +102,12 @@ def read_responses(path: Path, extra: tuple[str, ...] = ()) -> pl.DataFrame:
 
 
 def grade_external(
-    benchmark: str, responses_csv: Path, out: Path | None, model: str, seed: int
+    kind: Kind, responses_csv: Path, out: Path | None, model: str, seed: int
 ) -> None:
     """``climb-vllm grade``: grade a responses CSV and print the benchmark's tables.
 
     Args:
-        benchmark: "biasmd" or "diseasematcher".
+        kind: the benchmark the answers are to.
         responses_csv: the CSV (columns id, response; optional sample).
         out: also write graded.csv and the tables here.
         model: the model's label in the tables.
@@ -116,17 +118,17 @@ def grade_external(
     from climb_vllm.core.results import write_tables
 
     responses = read_responses(responses_csv)
-    items = items_for(benchmark, "all", None, seed, True)
+    items = kind.items("all", None, seed, True)
     known = responses.filter(pl.col("id").is_in(items["id"].implode()))
     unknown = responses.height - known.height
     strangers = responses.filter(~pl.col("id").is_in(items["id"].implode()))["id"].to_list()
     if known.height == 0:
         raise UserError(
-            f"None of the {responses.height} ids in {responses_csv} is a {benchmark} item.",
-            "use the ids of 'climb-vllm prompts " + benchmark + "' (e.g. biasmd-0001, dm-00001).",
+            f"None of the {responses.height} ids in {responses_csv} is a {kind.name} item.",
+            f"use the ids of 'climb-vllm prompts {kind.name}' (e.g. {kind.id_example}).",
         )
-    graded = grade(benchmark, known, items)
-    tables, layout, titles, heading = shown_tables(benchmark, graded, model)
+    graded = kind.grade(known, items)
+    tables, layout, titles, heading = shown_tables(kind, graded, model)
     counts = {
         "responses": responses.height,
         "graded": graded.height,
@@ -151,7 +153,7 @@ def grade_external(
     print(summary)
     if unknown:
         print(
-            f"warning: {unknown} rows have ids that are not {benchmark} items (first: "
+            f"warning: {unknown} rows have ids that are not {kind.name} items (first: "
             f"{', '.join(map(str, strangers[:5]))}); they were not graded (see 'climb-vllm "
             "prompts' for the ids).",
             file=sys.stderr,
@@ -159,21 +161,21 @@ def grade_external(
 
 
 def write_prompts(
-    benchmark: str, out: Path, split: str, limit: int | None, seed: int, controls: bool
+    kind: Kind, out: Path, split: str, limit: int | None, seed: int, controls: bool
 ) -> None:
     """``climb-vllm prompts``: the benchmark's prompts as CSV (id, kind, prompt).
 
     Args:
-        benchmark: "biasmd" or "diseasematcher".
+        kind: the benchmark the answers are to.
         out: the CSV file.
         split: "eval" (the authors' test split) or "all".
         limit: a sample of this many items (None: the whole split).
         seed: the seed of the sample and of the control items.
-        controls: BiasMD: include the resolvable control items.
+        controls: include the derived control items, where the benchmark has them.
     """
     import polars as pl
 
-    items = items_for(benchmark, split, limit, seed, controls)
+    items = kind.items(split, limit, seed, controls)
     if "kind" not in items.columns:
         items = items.with_columns(pl.lit("item").alias("kind"))
     _make_folder(out.parent, "the output file")
@@ -188,7 +190,7 @@ def write_prompts(
 
 
 def agreement_external(
-    benchmark: str,
+    kind: Kind,
     responses_csv: Path,
     labels: str,
     by: str | None,
@@ -199,7 +201,7 @@ def agreement_external(
     """``climb-vllm grade ... --labels COLUMN``: the graders' agreement with given labels.
 
     Args:
-        benchmark: "biasmd" or "diseasematcher".
+        kind: the benchmark the answers are to.
         responses_csv: the CSV (id or item_id, response, the label column, the group column).
         labels: the column holding each answer's label (the benchmark's categories).
         by: the column grouping answers (a model); None: ``model`` if present, else one group.
@@ -218,19 +220,19 @@ def agreement_external(
         pl.col(labels).str.strip_chars().str.to_lowercase().alias("label"),
         (pl.col(group) if group else pl.lit("all")).alias("group"),
     )
-    items = items_for(benchmark, "all", None, seed, False)
+    items = kind.items("all", None, seed, False)
     known = frame.filter(pl.col("id").is_in(items["id"].implode()))
     if known.height == 0:
         raise UserError(
-            f"None of the {frame.height} ids in {responses_csv} is a {benchmark} item.",
-            "use the ids of 'climb-vllm prompts " + benchmark + "' (e.g. biasmd-0001, dm-00001).",
+            f"None of the {frame.height} ids in {responses_csv} is a {kind.name} item.",
+            f"use the ids of 'climb-vllm prompts {kind.name}' (e.g. {kind.id_example}).",
         )
-    graded = grade(benchmark, known.drop(labels) if labels != "label" else known, items)
+    graded = kind.grade(known.drop(labels) if labels != "label" else known, items)
     _make_folder(out, "--out")
-    path, table = write_agreement(benchmark, compare(benchmark, graded), out, sample, seed)
+    path, table = write_agreement(kind, compare(kind, graded), out, sample, seed)
     print(path.read_text())
     left_out = frame.height - known.height
-    print(f"answers {frame.height}, compared {graded.height}, not {benchmark} items {left_out}")
+    print(f"answers {frame.height}, compared {graded.height}, not {kind.name} items {left_out}")
     print(
         f"agreement.md, agreement.csv, confusion.csv, disagreements.csv and disagreements.md "
         f"written to {out}"

@@ -1,4 +1,5 @@
-"""The packaged HIVE datasets (BiasMD, DiseaseMatcher) and the people named in BiasMD statements.
+"""Shared helpers of the HIVE items: their hashes, stratified samples and splits, names typed
+by sex, and the people named in BiasMD statements.
 
 BiasMD stores statements only; the graders and the control items need the two people's names.
 :func:`statement_people` finds them with rules that read the statement's structure (see its
@@ -11,7 +12,6 @@ import csv
 import hashlib
 import re
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from climb_vllm.resources.data import packaged
@@ -38,50 +38,22 @@ _NAME_LEAD = frozenset(
 )
 
 
-def _resource_path(folder: str, name: str) -> Path:
-    return packaged(folder, name)
+def sha256(folder: str, name: str) -> str:
+    """SHA-256 of the packaged file ``data/<folder>/<name>``."""
+    return hashlib.sha256(packaged(folder, name).read_bytes()).hexdigest()
 
 
-def _sha256(folder: str, name: str) -> str:
-    return hashlib.sha256(_resource_path(folder, name).read_bytes()).hexdigest()
-
-
-def load_biasmd() -> pl.DataFrame:
-    """The 6,007 BiasMD items with the two people of each statement.
-
-    Columns: the packaged ones (``id, statement, explanation, type, model, pronoun,
-    in_eval_split``) and ``person1``, ``person2`` (None where the names were not recognised).
-    """
-    import polars as pl
-
-    frame = pl.read_parquet(_resource_path("hive", "biasmd.parquet"))
-    people = [statement_people(s) for s in frame["statement"]]
-    return frame.with_columns(
-        pl.Series("person1", [p[0] if p else None for p in people], dtype=pl.String),
-        pl.Series("person2", [p[1] if p else None for p in people], dtype=pl.String),
-    )
-
-
-def load_diseasematcher() -> pl.DataFrame:
-    """The 32,000 DiseaseMatcher items (columns as in ``data/hive/DISEASEMATCHER_SOURCE.md``)."""
-    import polars as pl
-
-    return pl.read_parquet(_resource_path("hive", "diseasematcher.parquet"))
-
-
-def dataset_hashes() -> dict[str, str]:
-    """SHA-256 of the packaged files, for the manifest."""
-    return {
-        "biasmd": _sha256("hive", "biasmd.parquet"),
-        "diseasematcher": _sha256("hive", "diseasematcher.parquet"),
-        "name_sex": _sha256("names", "name_sex.csv"),
-    }
+def dataset_hashes(files: tuple[str, ...]) -> dict[str, str]:
+    """SHA-256 of packaged HIVE files (``data/hive/<file>.parquet`` for each name) and of the
+    name-sex counts, for the manifest."""
+    hashes = {name: sha256("hive", f"{name}.parquet") for name in files}
+    return hashes | {"name_sex": sha256("names", "name_sex.csv")}
 
 
 @lru_cache(maxsize=1)
 def name_sex_counts() -> dict[str, tuple[int, int]]:
     """NYC births per display name, 2011-2021: ``{name: (female, male)}``."""
-    text = _resource_path("names", "name_sex.csv").read_text(encoding="utf-8")
+    text = packaged("names", "name_sex.csv").read_text(encoding="utf-8")
     rows = csv.DictReader(text.splitlines())
     return {r["name"]: (int(r["female"]), int(r["male"])) for r in rows}
 

@@ -1,4 +1,5 @@
-"""Running BiasMD and DiseaseMatcher: items, generation, grading and the tables of a run."""
+"""Running a HIVE benchmark (:class:`~climb_vllm.benchmarks.hive.kind.Kind`): items,
+generation, grading and the tables of a run."""
 
 from __future__ import annotations
 
@@ -6,108 +7,58 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from climb_vllm.core.errors import UserError
-from climb_vllm.core.store import model_label
+from climb_vllm.core.store import model_label, results_folder
 
 if TYPE_CHECKING:
     import polars as pl
 
     from climb_vllm.benchmarks.hive.config import GenerationConfig
+    from climb_vllm.benchmarks.hive.kind import Kind
     from climb_vllm.core.store import RunStore
     from climb_vllm.runner.run import RunContext
 
-GENERATION_BENCHMARKS = ("biasmd", "diseasematcher")
 
-
-def items_for(benchmark: str, split: str, limit: int | None, seed: int, controls: bool) -> Any:
-    """The item frame (with ``prompt``) of one benchmark."""
-    if benchmark == "biasmd":
-        from climb_vllm.benchmarks.hive import biasmd
-
-        return biasmd.items_frame(split, limit, seed, controls)
-    from climb_vllm.benchmarks.hive import diseasematcher
-
-    return diseasematcher.items_frame(split, limit, seed)
-
-
-def run_hive(config: GenerationConfig, context: RunContext) -> Path:
+def run_hive(kind: Kind, config: GenerationConfig, context: RunContext) -> Path:
     """Generate answers for every item (resuming), store, grade, write the tables; returns the
     run directory."""
     from climb_vllm.benchmarks.hive.items import dataset_hashes
     from climb_vllm.runner.generation import run_generation
     from climb_vllm.runner.run import open_run
 
-    benchmark = config.benchmark
-    items = items_for(benchmark, config.split, config.limit, config.seed, config.controls)
+    items = kind.items(config.split, config.limit, config.seed, config.controls)
     store, engine, config = open_run(
         config,
         context,
-        benchmark,
-        datasets={"hive": dataset_hashes()},
-        prompt_template=_prompt_note(benchmark),
+        kind.name,
+        datasets={"hive": dataset_hashes(kind.datasets)},
+        prompt_template=kind.prompt,
         seeds={"base": config.seed, "per_item": "crc32('<seed>:<item id>') & 0x7fffffff"},
     )
     run_generation(config, store, engine, items)
-    write_generation_report(store, benchmark, quiet=context.quiet or config.display == "none")
+    write_generation_report(store, kind, quiet=context.quiet or config.display == "none")
     return Path(store.root)
 
 
-def _prompt_note(benchmark: str) -> str:
-    if benchmark == "biasmd":
-        from climb_vllm.benchmarks.hive.biasmd import PROMPT
-
-        return PROMPT
-    return "{question}"
-
-
-def graded_run(store: RunStore, benchmark: str) -> tuple[pl.DataFrame, GenerationConfig]:
+def graded_run(store: RunStore, kind: Kind) -> tuple[pl.DataFrame, GenerationConfig]:
     """A run's stored records of one benchmark, graded, and the run's configuration."""
     from climb_vllm.benchmarks.hive.config import GenerationConfig
 
-    config = GenerationConfig(**store.section(benchmark)["config"])
-    items = items_for(benchmark, config.split, config.limit, config.seed, config.controls)
-    records = store.read_records(benchmark)
+    config = GenerationConfig(**store.section(kind.name)["config"])
+    items = kind.items(config.split, config.limit, config.seed, config.controls)
+    records = store.read_records(kind.name)
     missing = set(items["id"].to_list()) - set(records["id"].to_list())
     if missing:
         raise UserError(
             f"The run holds answers for {items.height - len(missing)} of {items.height} items.",
-            f"rerun the same 'climb-vllm eval {benchmark}' command to finish it.",
+            f"rerun the same 'climb-vllm eval {kind.name}' command to finish it.",
         )
-    return grade(benchmark, records, items), config
+    return kind.grade(records, items), config
 
 
-def grade(benchmark: str, records: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
-    if benchmark == "biasmd":
-        from climb_vllm.benchmarks.hive import biasmd
-
-        return biasmd.grade_frame(records, items)
-    from climb_vllm.benchmarks.hive import diseasematcher
-
-    return diseasematcher.grade_frame(records, items)
-
-
-def shown_tables(benchmark: str, graded: pl.DataFrame, model: str) -> tuple[Any, Any, Any, str]:
-    """(long tables, layout, titles, heading) of one benchmark."""
-    from climb_vllm.benchmarks.hive import tables as report_hive
-
-    if benchmark == "biasmd":
-        from climb_vllm.benchmarks.hive import biasmd
-
-        tables = biasmd.tables(graded)
-        return (
-            tables,
-            report_hive.biasmd_layout(tables, model),
-            report_hive.BIASMD_TITLES,
-            f"BiasMD — {model}",
-        )
-    from climb_vllm.benchmarks.hive import diseasematcher
-
-    tables = diseasematcher.tables(graded)
-    return (
-        tables,
-        report_hive.diseasematcher_layout(tables, model),
-        report_hive.DISEASEMATCHER_TITLES,
-        f"DiseaseMatcher — {model}",
-    )
+def shown_tables(kind: Kind, graded: pl.DataFrame, model: str) -> tuple[Any, Any, Any, str]:
+    """(long tables, layout, titles, heading) of one benchmark's graded answers."""
+    tables = kind.tables(graded)
+    return tables, kind.layout(tables, model), kind.titles, f"{kind.title} — {model}"
 
 
 #: Grades of earlier versions of the graders and their names now: a change between these is a
@@ -139,8 +90,8 @@ def grade_changes(before: pl.DataFrame, after: pl.DataFrame) -> list[dict[str, A
     ]
 
 
-def write_generation_report(store: RunStore, benchmark: str, quiet: bool = False) -> dict[str, Any]:
-    """Grade a run's records, write ``results/<benchmark>/`` and return its metrics.
+def write_generation_report(store: RunStore, kind: Kind, quiet: bool = False) -> dict[str, Any]:
+    """Grade a run's records, write ``results/<name>/`` and return its metrics.
 
     The returned metrics also hold ``grade_changes``: how the grades differ from those of the
     previous ``graded.parquet`` (empty on a first grading), which ``rescore`` prints; it is not
@@ -152,9 +103,9 @@ def write_generation_report(store: RunStore, benchmark: str, quiet: bool = False
 
     from climb_vllm.core.results import write_tables
 
-    graded, config = graded_run(store, benchmark)
-    tables, layout, titles, heading = shown_tables(benchmark, graded, model_label(config.model))
-    directory = store.root / "results" / benchmark
+    graded, config = graded_run(store, kind)
+    tables, layout, titles, heading = shown_tables(kind, graded, model_label(config.model))
+    directory = results_folder(store.root, kind.name)
     previous = directory / "graded.parquet"
     before = None
     if previous.exists():

@@ -8,6 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from climb_vllm.benchmarks.biasmd.kind import kind as biasmd_kind
+from climb_vllm.benchmarks.diseasematcher.kind import kind as diseasematcher_kind
 from climb_vllm.benchmarks.hive.agreement import compare, confusion, summary, wilson
 from climb_vllm.cli import main
 from climb_vllm.core.errors import UserError
@@ -32,7 +34,7 @@ def test_three_way_labels_put_hedged_picks_in_ambiguous() -> None:
         ["ambiguous", "same", "same", "different"],
         ["hedged_correct", "correct", "hedged_correct", "refusal"],
     )
-    compared = compare("diseasematcher", graded)
+    compared = compare(diseasematcher_kind(), graded)
     assert compared["category"].to_list() == ["ambiguous", "same", "same", "different"]
     assert compared["agrees"].all()
     table = summary(compared)
@@ -45,7 +47,7 @@ def test_biasmd_categories_and_confusion() -> None:
         ["ambiguous", "ambiguous", "biased", "biased"],
         ["declined", "first", "second", "hedged_first"],
     )
-    compared = compare("biasmd", graded)
+    compared = compare(biasmd_kind(), graded)
     assert compared["agrees"].to_list() == [True, False, True, False]
     matrix = confusion(compared, ("declined", "first", "second", "hedged_first"))
     row = matrix.filter(pl.col("label") == "biased").row(0, named=True)
@@ -53,8 +55,8 @@ def test_biasmd_categories_and_confusion() -> None:
 
 
 def test_unknown_labels_are_one_clear_error() -> None:
-    with pytest.raises(UserError, match="not biasmd categories: maybe"):
-        compare("biasmd", _graded(["m"], ["maybe"], ["first"]))
+    with pytest.raises(UserError, match="not BiasMD categories: maybe"):
+        compare(biasmd_kind(), _graded(["m"], ["maybe"], ["first"]))
 
 
 @pytest.mark.parametrize(("benchmark", "least"), [("biasmd", 0.90), ("diseasematcher", 0.90)])

@@ -7,16 +7,13 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from climb_vllm.benchmarks.hive.grading import (
-    BIASMD_LABELS,
-    DISEASEMATCHER_LABELS,
-    PAPER_CATEGORY,
-    grade_biasmd,
-    grade_diseasematcher,
-    grade_many,
-    paper_label,
-)
-from climb_vllm.benchmarks.hive.items import load_biasmd, load_diseasematcher
+from climb_vllm.benchmarks.biasmd import grading as biasmd_grading
+from climb_vllm.benchmarks.biasmd.grading import grade_biasmd
+from climb_vllm.benchmarks.biasmd.task import load_biasmd
+from climb_vllm.benchmarks.diseasematcher import grading as diseasematcher_grading
+from climb_vllm.benchmarks.diseasematcher.grading import grade_diseasematcher
+from climb_vllm.benchmarks.diseasematcher.task import load_diseasematcher
+from climb_vllm.benchmarks.hive.grading import grade_many
 from tests.helpers import GOLDEN as GOLDEN_DIR
 
 GOLDEN = GOLDEN_DIR / "graders"
@@ -135,7 +132,7 @@ def test_biasmd_rules(response: str, label: str) -> None:
 )
 def test_restatements_are_not_attributions(response: str) -> None:
     assert dana(response) == "indecisive"
-    assert paper_label("biasmd", dana(response)) == "Ambiguous"
+    assert biasmd_grading.paper_label(dana(response)) == "Ambiguous"
 
 
 def test_a_description_that_fits_one_person_is_that_person() -> None:
@@ -250,14 +247,14 @@ def test_diseasematcher_hedges(response: str, label: str) -> None:
 
 
 def test_paper_categories_cover_every_grade() -> None:
-    assert set(PAPER_CATEGORY["biasmd"]) == set(BIASMD_LABELS)
-    assert set(PAPER_CATEGORY["diseasematcher"]) == set(DISEASEMATCHER_LABELS)
-    assert paper_label("biasmd", "hedged_first") == "Ambiguous"
-    assert paper_label("biasmd", "first") == "Biased"
-    assert paper_label("diseasematcher", "hedged_correct") == "ambiguous"
+    assert set(biasmd_grading.PAPER_CATEGORY) == set(biasmd_grading.LABELS)
+    assert set(diseasematcher_grading.PAPER_CATEGORY) == set(diseasematcher_grading.LABELS)
+    assert biasmd_grading.paper_label("hedged_first") == "Ambiguous"
+    assert biasmd_grading.paper_label("first") == "Biased"
+    assert diseasematcher_grading.paper_label("hedged_correct") == "ambiguous"
     # Binary same/different labels: a hedged pick of the gold patient chose the gold patient.
-    assert paper_label("diseasematcher", "hedged_correct", three_way=False) == "same"
-    assert paper_label("diseasematcher", "refusal", three_way=False) == "different"
+    assert diseasematcher_grading.paper_label("hedged_correct", three_way=False) == "same"
+    assert diseasematcher_grading.paper_label("refusal", three_way=False) == "different"
 
 
 def test_names_that_are_words_need_capitals() -> None:
@@ -360,11 +357,6 @@ def test_parallel_grading_equals_sequential() -> None:
         ("Caroline is more likely.", "Caroline", "John", "Caroline", QUESTION, "Pneumonia"),
         ("Either could have it.", "Caroline", "John", "John", QUESTION, "Pneumonia"),
     ] * 50
-    sequential = grade_many("diseasematcher", rows, workers=1)
-    parallel = grade_many("diseasematcher", rows * 250, workers=2)
+    sequential = grade_many(grade_diseasematcher, rows, workers=1)
+    parallel = grade_many(grade_diseasematcher, rows * 250, workers=2)
     assert [g.label for g in parallel] == [g.label for g in sequential] * 250
-
-
-def test_unknown_benchmark_is_refused() -> None:
-    with pytest.raises(ValueError, match="no grader"):
-        grade_many("nope", [("x",)], workers=1)

@@ -7,9 +7,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from climb_vllm.benchmarks.biasmd.task import load_biasmd
+from climb_vllm.benchmarks.diseasematcher.task import load_diseasematcher
 from climb_vllm.benchmarks.hive.items import (
-    load_biasmd,
-    load_diseasematcher,
     name_sex_counts,
     sex_typed_names,
     statement_people,

@@ -11,11 +11,11 @@ QUESTION = "Caroline has a cough. John has a rash. Which person is more likely t
 
 
 def dm(answer: str) -> Reading:
-    return read(answer, PEOPLE, (QUESTION,), "pneumonia", "diseasematcher")
+    return read(answer, PEOPLE, (QUESTION,), "pneumonia", "condition")
 
 
 def bm(answer: str) -> Reading:
-    return read(answer, ("Dana", "Kim"), (), benchmark="biasmd")
+    return read(answer, ("Dana", "Kim"), (), question="referent")
 
 
 def test_a_disclaimer_before_the_pick_hedges_it_after_does_not() -> None:

@@ -7,7 +7,7 @@ import random
 import polars as pl
 import pytest
 
-from climb_vllm.benchmarks.hive import biasmd
+from climb_vllm.benchmarks.biasmd import task as biasmd
 from climb_vllm.benchmarks.hive.items import sex_typed_names
 
 

@@ -1,9 +1,11 @@
-"""BiasMD and DiseaseMatcher (the HIVE benchmarks) as registered benchmarks: one class, two
-instances that differ in name, configuration, options, tables and figure."""
+"""The HIVE benchmarks as registered benchmarks: one class whose instances (BiasMD in
+:mod:`climb_vllm.benchmarks.biasmd`, DiseaseMatcher in :mod:`climb_vllm.benchmarks.diseasematcher`)
+differ only in what they declare: their :class:`~climb_vllm.benchmarks.hive.kind.Kind`,
+configuration, options, tables, figures and speed measurements."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,30 +14,22 @@ from climb_vllm.benchmarks.base import (
     ExternalGrader,
     Option,
     Paired,
-    PerfSettings,
     ReportFigure,
     ReportTable,
     Synthetic,
 )
 from climb_vllm.benchmarks.hive import comparison
-from climb_vllm.benchmarks.hive.config import BiasMDConfig, DiseaseMatcherConfig, GenerationConfig
+from climb_vllm.benchmarks.hive.config import GenerationConfig
 
 if TYPE_CHECKING:
-    import numpy as np
-
+    from climb_vllm.benchmarks.hive.kind import Kind
     from climb_vllm.core.config import EngineConfig
     from climb_vllm.core.store import RunStore
     from climb_vllm.runner.run import RunContext
 
 
-def _grading_bench(count: int, _: PerfSettings) -> dict[str, Any]:
-    from climb_vllm.benchmarks.hive.perf import grading_bench
-
-    return grading_bench(count)
-
-
 def _options(name: str, suite_limit_help: str, controls: bool) -> tuple[Option, ...]:
-    """The options of ``eval biasmd`` / ``eval diseasematcher`` (BiasMD adds --no-controls)."""
+    """The options of ``eval <name>`` (``--no-controls`` where the benchmark has controls)."""
     options: tuple[Option, ...] = (
         Option(
             "--split",
@@ -44,7 +38,6 @@ def _options(name: str, suite_limit_help: str, controls: bool) -> tuple[Option, 
             field="split",
             choices=("eval", "all"),
             suite_flags=("--split",),
-            suite_help="BiasMD / DiseaseMatcher items: the authors' test split (eval) or all",
         ),
         Option(
             "--limit",
@@ -111,48 +104,60 @@ def _options(name: str, suite_limit_help: str, controls: bool) -> tuple[Option, 
 
 
 class HiveBenchmark:
-    """BiasMD or DiseaseMatcher: generate answers, grade them, tabulate as the HIVE paper.
+    """A HIVE benchmark: generate answers, grade them, tabulate as the HIVE paper.
 
     Args:
-        name: "biasmd" or "diseasematcher".
+        name: its registry name.
+        title: its name for readers.
+        kind: what the shared library needs of it (items, grader, tables), built when first
+            needed (it imports the grader and Polars).
         help: one line for ``--help``.
         config_type: its configuration class.
         suite_limit_help: the help of its ``--limit-<name>`` in ``eval all``.
-        display: its name for readers ("BiasMD").
         label_values: the labels ``grade --labels`` compares with.
+        tables: the tables the report shows (called when the report asks: their titles live
+            beside the tables' code, which imports Polars).
+        figures: the figures the report draws (likewise; drawing imports matplotlib).
         controls: whether it derives resolvable control items (``--no-controls``).
-        bench_hooks: speed benchmarks it offers.
+        bench_hooks: speed measurements it offers.
+        synthetic: its synthetic records for the report's measurement.
     """
 
     def __init__(
         self,
         name: str,
+        title: str,
+        kind: Callable[[], Kind],
         help: str,
         config_type: type[GenerationConfig],
         suite_limit_help: str,
-        display: str,
         label_values: tuple[str, ...],
+        tables: Callable[[], tuple[ReportTable, ...]],
+        figures: Callable[[], tuple[ReportFigure, ...]],
         controls: bool = False,
         bench_hooks: tuple[BenchHook, ...] = (),
+        synthetic: Synthetic | None = None,
     ) -> None:
         self.name: str = name
-        self.title: str = display
+        self.title: str = title
+        self._kind = kind
         self.help: str = help
         self.description: str = help
         self.config_type: type[GenerationConfig] = config_type
         self.options: tuple[Option, ...] = _options(name, suite_limit_help, controls)
         self.bench_hooks: tuple[BenchHook, ...] = bench_hooks
-        self.synthetic: Synthetic | None = Synthetic(self._synthetic)
+        self.synthetic: Synthetic | None = synthetic
         self.label_values: tuple[str, ...] = label_values
         self.controls: bool = controls
         self.external: ExternalGrader | None = self
-        self.paired: Paired | None = comparison.paired(name, f"{display}: accuracy")
+        self.paired: Paired | None = comparison.paired(name, f"{title}: accuracy")
+        self._tables = tables
+        self._figures = figures
 
-    def _synthetic(self, store: RunStore, model: str, rng: np.random.Generator) -> int:
-        """One answer per item (every item, controls included) for the report's measurement."""
-        from climb_vllm.benchmarks.hive.perf import synthetic_answers
-
-        return synthetic_answers(store, model, self.name, rng)
+    @property
+    def kind(self) -> Kind:
+        """What the shared library needs of this benchmark."""
+        return self._kind()
 
     def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> GenerationConfig:
         """The run's configuration from the engine fields and the given option values."""
@@ -175,60 +180,21 @@ class HiveBenchmark:
         from climb_vllm.benchmarks.hive.run import run_hive
 
         assert isinstance(config, GenerationConfig)
-        return run_hive(config, context)
+        return run_hive(self.kind, config, context)
 
     def results(self, store: RunStore, quiet: bool) -> dict[str, Any]:
         """Grade the stored answers again and recompute the tables."""
         from climb_vllm.benchmarks.hive.run import write_generation_report
 
-        return write_generation_report(store, self.name, quiet=quiet)
+        return write_generation_report(store, self.kind, quiet=quiet)
 
     def report_tables(self) -> tuple[ReportTable, ...]:
-        """DiseaseMatcher as HIVE Tables 1-2 and BiasMD accuracy among the papers' tables;
-        grade shares as extras."""
-        from climb_vllm.benchmarks.hive.tables import BIASMD_TITLES, DISEASEMATCHER_TITLES
-
-        if self.name == "biasmd":
-            return (
-                ReportTable("accuracy", BIASMD_TITLES["accuracy"], 100),
-                ReportTable("grades", BIASMD_TITLES["grades"], 150),
-            )
-
-        def title(key: str) -> str:
-            text = DISEASEMATCHER_TITLES[key].replace("DiseaseMatcher Table", "HIVE Table")
-            return text + (" (DiseaseMatcher)" if key.startswith("table") else "")
-
-        return (
-            ReportTable("table1", title("table1"), 80),
-            ReportTable("table2", title("table2"), 90),
-            ReportTable("grades", title("grades"), 140),
-        )
+        """The tables the report shows, as declared."""
+        return self._tables()
 
     def figures(self) -> tuple[ReportFigure, ...]:
-        """Accuracy by answer position (DiseaseMatcher) or beside the controls (BiasMD)."""
-        from climb_vllm.benchmarks.hive import figures
-
-        if self.name == "biasmd":
-            return (
-                ReportFigure(
-                    "biasmd",
-                    figures.biasmd_accuracy,
-                    "BiasMD accuracy beside control accuracy, authors' split. Bars: "
-                    "95% CI, bootstrap over items.",
-                    60,
-                    "accuracy",
-                ),
-            )
-        return (
-            ReportFigure(
-                "diseasematcher",
-                figures.diseasematcher_accuracy,
-                "DiseaseMatcher accuracy by attribute with the correct patient first "
-                "(plain) or second (hatched), authors' split.",
-                50,
-                "table1",
-            ),
-        )
+        """The figures the report draws, as declared."""
+        return self._figures()
 
     def scope(self, section: dict[str, Any]) -> str:
         """Items, split, sample, answer cap."""
@@ -248,13 +214,13 @@ class HiveBenchmark:
         """Write the prompts as CSV (id, kind, prompt) for another tool."""
         from climb_vllm.benchmarks.hive.external import write_prompts
 
-        write_prompts(self.name, out, split, limit, seed, controls)
+        write_prompts(self.kind, out, split, limit, seed, controls)
 
     def grade_external(self, responses: Path, out: Path | None, model: str, seed: int) -> None:
         """Grade another tool's answers and print the tables."""
         from climb_vllm.benchmarks.hive.external import grade_external
 
-        grade_external(self.name, responses, out, model, seed)
+        grade_external(self.kind, responses, out, model, seed)
 
     def agreement(
         self, responses: Path, labels: str, by: str | None, out: Path, sample: int, seed: int
@@ -262,30 +228,4 @@ class HiveBenchmark:
         """Grade labelled answers and write the agreement with the labels."""
         from climb_vllm.benchmarks.hive.external import agreement_external
 
-        agreement_external(self.name, responses, labels, by, out, sample, seed)
-
-
-BIASMD = HiveBenchmark(
-    "biasmd",
-    "BiasMD: ambiguous pronoun statements (and resolvable controls)",
-    BiasMDConfig,
-    "a sample of N BiasMD statements",
-    "BiasMD",
-    ("Ambiguous", "Biased"),
-    controls=True,
-    bench_hooks=(
-        BenchHook(
-            "grading",
-            "measure grading speed (BiasMD and DiseaseMatcher) on N responses instead",
-            _grading_bench,
-        ),
-    ),
-)
-DISEASEMATCHER = HiveBenchmark(
-    "diseasematcher",
-    "DiseaseMatcher: which of two patients has disease D",
-    DiseaseMatcherConfig,
-    "a sample of N questions",
-    "DiseaseMatcher",
-    ("same", "different", "ambiguous"),
-)
+        agreement_external(self.kind, responses, labels, by, out, sample, seed)

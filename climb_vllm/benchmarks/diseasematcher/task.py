@@ -2,28 +2,37 @@
 
 32,000 questions in 32 categories of 1,000: attribute (belief, race, status, none) x symptoms per
 patient (3-6) x position of the correct patient (first, second). The prompt is the bare
-question. Grades (:mod:`climb_vllm.benchmarks.hive.grading`): correct, wrong, hedged_correct /
-hedged_wrong (a disclaimer, then a pick), refusal, indecisive (no pick, "both"), unparseable,
-empty. Reported as the paper's Tables 1 and 2 (accuracy = the gold patient picked without a
-disclaimer, the paper's ``same``) overall, by correct position, by attribute and by symptom
-count, plus position bias = accuracy(first) - accuracy(second) with a bootstrap interval (items
-resampled within each position); and the share of every grade by attribute, with the accuracy
-that also counts hedged picks.
+question. Grades (:mod:`climb_vllm.benchmarks.diseasematcher.grading`): correct, wrong,
+hedged_correct / hedged_wrong (a disclaimer, then a pick), refusal, indecisive (no pick,
+"both"), unparseable, empty. Reported as the paper's Tables 1 and 2 (accuracy = the gold
+patient picked without a disclaimer, the paper's ``same``) overall, by correct position, by
+attribute and by symptom count, plus position bias = accuracy(first) - accuracy(second) with a
+bootstrap interval (items resampled within each position); and the share of every grade by
+attribute, with the accuracy that also counts hedged picks.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from climb_vllm.benchmarks.hive.grading import DISEASEMATCHER_LABELS, grade_many
-from climb_vllm.benchmarks.hive.items import load_diseasematcher, splits, stratified_sample
+from climb_vllm.benchmarks.diseasematcher.grading import LABELS, grade_diseasematcher
+from climb_vllm.benchmarks.hive.grading import grade_many
+from climb_vllm.benchmarks.hive.items import splits, stratified_sample
 from climb_vllm.core.resampling import difference_interval, mean_interval
+from climb_vllm.resources.data import packaged
 
 if TYPE_CHECKING:
     import polars as pl
 
 BENCHMARK = "diseasematcher"
 ATTRIBUTES = ("belief", "race", "status", "none")
+
+
+def load_diseasematcher() -> pl.DataFrame:
+    """The 32,000 DiseaseMatcher items (columns as in ``data/hive/DISEASEMATCHER_SOURCE.md``)."""
+    import polars as pl
+
+    return pl.read_parquet(packaged("hive", "diseasematcher.parquet"))
 
 
 def items_frame(split: str = "eval", limit: int | None = None, seed: int = 0) -> pl.DataFrame:
@@ -49,7 +58,7 @@ def grade_frame(records: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
 
     joined = records.join(items.drop("prompt"), on="id", how="inner")
     grades = grade_many(
-        BENCHMARK,
+        grade_diseasematcher,
         joined.select("response", "patient1", "patient2", "answer", "question", "disease").rows(),
     )
     return joined.with_columns(
@@ -61,7 +70,7 @@ def grade_frame(records: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
 def _summary(frame: pl.DataFrame, **keys: Any) -> dict[str, Any]:
     values = frame["correct"].cast(int).to_numpy()
     low, high = mean_interval(values)
-    counts = {label: int((frame["grade"] == label).sum()) for label in DISEASEMATCHER_LABELS}
+    counts = {label: int((frame["grade"] == label).sum()) for label in LABELS}
     n = max(frame.height, 1)
     return {
         **keys,
@@ -70,11 +79,7 @@ def _summary(frame: pl.DataFrame, **keys: Any) -> dict[str, Any]:
         "ci_low": low,
         "ci_high": high,
         "accuracy_any_pick": (counts["correct"] + counts["hedged_correct"]) / n,
-        **{
-            f"{label}_rate": counts[label] / n
-            for label in DISEASEMATCHER_LABELS
-            if label != "correct"
-        },
+        **{f"{label}_rate": counts[label] / n for label in LABELS if label != "correct"},
     }
 
 

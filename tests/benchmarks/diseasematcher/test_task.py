@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from climb_vllm.benchmarks.hive import diseasematcher
+from climb_vllm.benchmarks.diseasematcher import task as diseasematcher
 
 
 def test_items_frame() -> None:

@@ -1,0 +1,77 @@
+"""BiasMD as a registered benchmark: does the model attribute an ambiguous pronoun to one of two
+people? What it declares to the registry, and to the shared HIVE library its
+:class:`~climb_vllm.benchmarks.hive.kind.Kind`. Heavy imports (Polars, matplotlib, the graders)
+happen when a function is called, so the registry and the command line load quickly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from climb_vllm.benchmarks.base import BenchHook, PerfSettings, ReportFigure, ReportTable, Synthetic
+from climb_vllm.benchmarks.biasmd.config import BiasMDConfig
+from climb_vllm.benchmarks.biasmd.kind import NAME, TITLE, kind
+from climb_vllm.benchmarks.hive.base import HiveBenchmark
+
+
+def _report_tables() -> tuple[ReportTable, ...]:
+    """Accuracy among the papers' tables; grade shares as an extra."""
+    from climb_vllm.benchmarks.biasmd.tables import TITLES
+
+    return (
+        ReportTable("accuracy", TITLES["accuracy"], 100),
+        ReportTable("grades", TITLES["grades"], 150),
+    )
+
+
+def _accuracy_figure(runs: Any) -> bytes | None:
+    from climb_vllm.benchmarks.biasmd.figures import biasmd_accuracy
+
+    return biasmd_accuracy(runs)
+
+
+def _figures() -> tuple[ReportFigure, ...]:
+    return (
+        ReportFigure(
+            NAME,
+            _accuracy_figure,
+            "BiasMD accuracy beside control accuracy, authors' split. Bars: 95% CI, bootstrap "
+            "over items.",
+            60,
+            "accuracy",
+        ),
+    )
+
+
+def _grading_bench(count: int, _: PerfSettings) -> dict[str, Any]:
+    from climb_vllm.benchmarks.biasmd.perf import grading_bench
+
+    return grading_bench(count)
+
+
+def _synthetic(store: Any, model: str, rng: Any) -> int:
+    from climb_vllm.benchmarks.biasmd.perf import synthetic_answers
+
+    return synthetic_answers(store, model, rng)
+
+
+BIASMD = HiveBenchmark(
+    NAME,
+    TITLE,
+    kind,
+    "BiasMD: ambiguous pronoun statements (and resolvable controls)",
+    BiasMDConfig,
+    "a sample of N BiasMD statements",
+    ("Ambiguous", "Biased"),
+    _report_tables,
+    _figures,
+    controls=True,
+    bench_hooks=(
+        BenchHook(
+            "grading",
+            "measure grading speed on N responses of every graded benchmark instead (one "
+            "process against the default workers)",
+            _grading_bench,
+        ),
+    ),
+    synthetic=Synthetic(_synthetic),
+)
