@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from climb_vllm.core.config import EngineConfig
+    from climb_vllm.core.manifest import Section
     from climb_vllm.core.plotting import Runs
     from climb_vllm.core.store import RunStore
     from climb_vllm.runner.run import RunContext
@@ -316,6 +317,6 @@ class Benchmark(Protocol):
     def figures(self) -> tuple[ReportFigure, ...]:
         """The figures the report draws, with their captions and places."""
 
-    def scope(self, section: dict[str, Any]) -> str:
+    def scope(self, section: Section) -> str:
         """What a run of it covered, in words, from its manifest section (full release or a
         sample of how many, caps on answers): the report's scope banner shows it."""

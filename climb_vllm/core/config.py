@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from climb_vllm.core.manifest import Section
 
 Config = TypeVar("Config", bound="EngineConfig")
 
@@ -99,10 +101,10 @@ class EngineConfig(BaseModel):
         return {k: v for k, v in self.model_dump().items() if k in self.ANALYSIS}
 
     @classmethod
-    def from_section(cls: type[Config], section: dict[str, Any]) -> Config:
+    def from_section(cls: type[Config], section: Section) -> Config:
         """The configuration a manifest section records: its hashed fields and its latest
         analysis settings (defaults for a run made before a setting existed)."""
-        return cls(**section["config"], **section.get("analysis", {}))
+        return cls(**section.config, **section.analysis)
 
     def config_hash(self) -> str:
         """SHA-256 of the hashed fields as canonical JSON."""

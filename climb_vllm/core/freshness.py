@@ -23,6 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from climb_vllm.core.manifest import Manifest
 from climb_vllm.core.store import manifest_path, records_folder, results_folder
 
 #: The stamp's file name under ``results/<benchmark>/``.
@@ -70,8 +71,8 @@ def _code() -> str:
 
 def stamp(root: Path, benchmark: str) -> str:
     """The stamp of ``benchmark``'s inputs in the run directory ``root`` as they are now."""
-    manifest = json.loads(manifest_path(root).read_text())
-    config = manifest.get("benchmarks", {}).get(benchmark, {}).get("config", {})
+    section = Manifest.load(manifest_path(root)).benchmarks.get(benchmark)
+    config = section.config if section is not None else {}
     # Input files the configuration names (a case file, a names file) as they are now: a
     # changed one must reach the benchmark's own check, which refuses it.
     named = []

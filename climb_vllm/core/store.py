@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from climb_vllm import __version__
 from climb_vllm.core.errors import UserError
+from climb_vllm.core.manifest import Manifest, Section
 
 if TYPE_CHECKING:
     import polars as pl
@@ -182,8 +183,9 @@ class RunStore:
     def manifest_path(self) -> Path:
         return manifest_path(self.root)
 
-    def manifest(self) -> dict[str, Any]:
-        """The manifest as stored, or an empty one."""
+    def _raw(self) -> dict[str, Any]:
+        """The manifest as stored (checked to be a run record), or an empty one: what the
+        writers below change and save."""
         if not self.manifest_path.exists():
             return {}
         try:
@@ -193,9 +195,20 @@ class RunStore:
                 f"The manifest {self.manifest_path} is unreadable ({exc}).",
                 "restore it, or start a new run directory with --out or --run-id.",
             ) from exc
+        Manifest.parse(data, self.manifest_path)
         return data
 
+    def record(self) -> Manifest:
+        """The run record (:class:`~climb_vllm.core.manifest.Manifest`), empty where there is
+        none yet.
+
+        Raises:
+            UserError: the manifest is unreadable or not a run record.
+        """
+        return Manifest.load(self.manifest_path)
+
     def _save(self, manifest: dict[str, Any]) -> None:
+        Manifest.parse(manifest, self.manifest_path)  # only a well-formed record is written
         _write_atomic(self.manifest_path, json.dumps(manifest, indent=2, sort_keys=True).encode())
 
     def check_claim(self, benchmark: str, config: dict[str, Any], config_hash: str) -> bool:
@@ -206,12 +219,12 @@ class RunStore:
             UserError: it holds ``benchmark`` with another configuration (names the changed
                 fields and the fix).
         """
-        section = self.manifest().get("benchmarks", {}).get(benchmark)
+        section = self.record().benchmarks.get(benchmark)
         if section is None:
             return False
-        if section.get("config_hash") == config_hash:
+        if section.config_hash == config_hash:
             return True
-        old = section.get("config", {})
+        old = section.config
         new = json.loads(json.dumps(config))  # as stored: tuples become lists
         changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
         raise UserError(
@@ -228,7 +241,7 @@ class RunStore:
         """
         if self.check_claim(benchmark, config, config_hash):
             return True
-        manifest = self.manifest()
+        manifest = self._raw()
         manifest.setdefault("created", dt.datetime.now(dt.timezone.utc).isoformat())
         manifest["climb_vllm"] = __version__
         manifest.setdefault("benchmarks", {})[benchmark] = {
@@ -248,7 +261,7 @@ class RunStore:
         """Note which benchmarks of a suite failed and why (``failed``) and which the engine
         could not run (``not_applicable``), and clear the notes of the others in ``attempted``
         (they have finished since)."""
-        manifest = self.manifest()
+        manifest = self._raw()
         for key, found in (("failed", failed), ("not_applicable", not_applicable or {})):
             notes = {k: v for k, v in manifest.get(key, {}).items() if k not in attempted}
             notes |= found
@@ -258,13 +271,13 @@ class RunStore:
                 manifest.pop(key, None)
         self._save(manifest)
 
-    def section(self, benchmark: str) -> dict[str, Any]:
-        """A benchmark's manifest section (its config and provenance).
+    def section(self, benchmark: str) -> Section:
+        """A benchmark's part of the run record (its settings, engine and provenance).
 
         Raises:
             UserError: the run directory holds no run of ``benchmark``.
         """
-        section: dict[str, Any] | None = self.manifest().get("benchmarks", {}).get(benchmark)
+        section = self.record().benchmarks.get(benchmark)
         if section is None:
             raise UserError(
                 f"{self.root} has no {benchmark} run in its manifest.",
@@ -274,7 +287,7 @@ class RunStore:
 
     def annotate(self, benchmark: str, **facts: Any) -> None:
         """Add provenance facts (engine, datasets, versions, ...) to a benchmark's section."""
-        manifest = self.manifest()
+        manifest = self._raw()
         section = manifest.setdefault("benchmarks", {}).setdefault(benchmark, {})
         section.update(facts)
         section["host"] = {"python": platform.python_version(), "platform": platform.platform()}

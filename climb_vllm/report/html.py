@@ -78,14 +78,14 @@ def provenance(run: RunView) -> list[dict[str, str]]:
     """One row per benchmark of a run: what produced its records."""
     rows = []
     for benchmark in run.benchmarks:
-        section = run.manifest["benchmarks"][benchmark]
-        config = section.get("config", {})
-        engine = section.get("engine", {})
-        datasets = section.get("datasets", {})
-        icd = datasets.get("icd10cm", {}).get("release") or section.get("icd", {}).get("release")
+        section = run.manifest.benchmarks[benchmark]
+        config = section.config
+        engine = section.engine
+        datasets = section.datasets
+        icd = datasets.get("icd10cm", {}).get("release") or section.fact("icd", {}).get("release")
         names = datasets.get("names", {})
-        prompt = section.get("prompt_template", "")
-        packages = section.get("packages", {})
+        prompt = section.prompt_template if section.prompt_template is not None else ""
+        packages = section.packages
         rows.append(
             {
                 "benchmark": benchmark,
@@ -100,15 +100,17 @@ def provenance(run: RunView) -> list[dict[str, str]]:
                 "ICD-10-CM": str(icd or ""),
                 "names": f"{names.get('set')} top-{names.get('top_k')}" if names else "",
                 "prompt": prompt if isinstance(prompt, str) else json.dumps(prompt),
-                "seeds": json.dumps(section.get("seeds", {"base": config.get("seed")}))
+                "seeds": json.dumps(
+                    section.seeds if section.seeds is not None else {"base": config.get("seed")}
+                )
                 + (
                     " (not sent: the server takes no per-request seeds; sampled unseeded)"
                     if engine.get("per_request_seeds") is False
                     else ""
                 ),
                 "packages": ", ".join(f"{k} {v}" for k, v in packages.items() if v),
-                "commit": str(section.get("git_commit") or ""),
-                "started": str(section.get("started", "")),
+                "commit": str(section.git_commit or ""),
+                "started": str(section.started or ""),
             }
         )
     return rows
@@ -119,9 +121,9 @@ def scope_table(runs: list[RunView]) -> pl.DataFrame:
     mapping index, answer caps), and a warning when the model is the demo's random one."""
     rows = []
     for run in runs:
-        sections = run.manifest.get("benchmarks", {})
-        demo = any(s.get("engine", {}).get("demo_model") for s in sections.values())
-        sources = [s.get("engine", {}).get("source") for s in sections.values()]
+        sections = run.manifest.benchmarks
+        demo = any(s.engine.get("demo_model") for s in sections.values())
+        sources = [s.engine.get("source") for s in sections.values()]
         source = next((found for found in sources if found), None)
         kind = ""
         if demo:
@@ -252,7 +254,14 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
             f"<h3>{html.escape(heading)}</h3>",
             html_table(rows, fold=True),
             "<details><summary>manifest.json</summary><pre>"
-            + html.escape(json.dumps(run.manifest, indent=1, default=str))
+            + html.escape(
+                json.dumps(
+                    run.manifest.model_dump(mode="json", exclude_unset=True),
+                    indent=1,
+                    sort_keys=True,
+                    default=str,
+                )
+            )
             + "</pre></details>",
         ]
         markdown += [f"### {heading}", "", to_markdown(rows), ""]

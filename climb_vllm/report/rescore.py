@@ -37,7 +37,7 @@ def require_run_dir(run_dir: Path) -> None:
 def run_benchmarks(run_dir: Path) -> list[str]:
     """The registered benchmarks a run directory's manifest holds, in suite order."""
     require_run_dir(run_dir)
-    present = RunStore(run_dir, READ_ONLY_FIX).manifest().get("benchmarks", {})
+    present = RunStore(run_dir, READ_ONLY_FIX).record().benchmarks
     return [name for name in REGISTRY if name in present]
 
 

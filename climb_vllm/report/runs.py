@@ -11,6 +11,7 @@ from typing import Any
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.freshness import current_metrics
+from climb_vllm.core.manifest import Manifest
 from climb_vllm.core.processes import VARIABLE as PROCESSES
 from climb_vllm.core.store import RunStore, model_label
 from climb_vllm.report.rescore import READ_ONLY_FIX, benchmark_results, run_benchmarks
@@ -36,7 +37,7 @@ class RunView:
     label: str
     benchmarks: tuple[str, ...]
     metrics: dict[str, Any]
-    manifest: dict[str, Any]
+    manifest: Manifest
     missing: dict[str, str]
     prepared: dict[str, Any]
 
@@ -93,7 +94,7 @@ def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]
         if not benchmarks:
             raise UserError(f"{root} holds no benchmark run.", "run 'climb-vllm eval' into it.")
         present.append(benchmarks)
-        manifests.append(RunStore(root, READ_ONLY_FIX).manifest())
+        manifests.append(RunStore(root, READ_ONLY_FIX).record())
     count = min(workers or len(os.sched_getaffinity(0)), len(run_dirs))
     task = partial(_recompute, compare=len(run_dirs) > 1)
     if count <= 1:
@@ -120,18 +121,17 @@ def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]
                     os.environ[key] = value
     labels = []
     for manifest in manifests:
-        first = next(iter(manifest["benchmarks"].values()))["config"]
-        labels.append(model_label(str(first.get("model"))))
+        config = next(iter(manifest.benchmarks.values())).config
+        labels.append(model_label(str(config.get("model"))))
     out = []
     for root, manifest, (metrics, missing, prepared), label in zip(
         run_dirs, manifests, recomputed, labels
     ):
         if labels.count(label) > 1:  # the same model twice: tell the runs apart by folder
             label = f"{label} ({root.name})"
-        missing = {f"{k}": f"failed: {v}" for k, v in manifest.get("failed", {}).items()} | missing
+        missing = {f"{k}": f"failed: {v}" for k, v in manifest.failed.items()} | missing
         missing |= {
-            k: f"not applicable to this engine: {v}"
-            for k, v in manifest.get("not_applicable", {}).items()
+            k: f"not applicable to this engine: {v}" for k, v in manifest.not_applicable.items()
         }
         if not metrics:
             first = next(iter(missing.items()), ("", "no benchmark finished"))

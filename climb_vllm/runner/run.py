@@ -240,7 +240,7 @@ def open_run(
     facts_now = engine.describe() | {"canary": canary(engine)}
     check_replicas_agree(facts_now)
     if store.check_claim(benchmark, config.hashed_fields(), config.config_hash()):
-        check_same_model(store.section(benchmark).get("engine", {}), facts_now, run_dir, benchmark)
+        check_same_model(store.section(benchmark).engine, facts_now, run_dir, benchmark)
     resumed = store.claim(benchmark, config.hashed_fields(), config.config_hash())
     if shared is not None:
         shared.engines[key] = (engine, {"served_model": config.served_model, "model": config.model})

@@ -26,6 +26,7 @@ from climb_vllm.benchmarks.base import (
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.cli import main
 from climb_vllm.core.config import EngineConfig
+from climb_vllm.core.manifest import Section
 from climb_vllm.core.plotting import Runs, plt, png, runs_with
 from climb_vllm.core.store import RunStore
 from climb_vllm.runner.run import RunContext
@@ -117,8 +118,8 @@ class EchoBenchmark:
     def figures(self) -> tuple[ReportFigure, ...]:
         return (ReportFigure("echo", _draw, "Echo accuracy per model", 1000, "accuracy"),)
 
-    def scope(self, section: dict[str, Any]) -> str:
-        return f"{len(section['datasets']['words'])} words"
+    def scope(self, section: Section) -> str:
+        return f"{len(section.datasets['words'])} words"
 
 
 @pytest.fixture()

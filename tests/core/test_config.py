@@ -6,6 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
+from climb_vllm.core.manifest import Section
 
 
 def test_speed_settings_do_not_change_the_hash() -> None:
@@ -31,7 +32,7 @@ def test_analysis_settings_are_not_hashed_and_come_back_from_the_manifest() -> N
     assert plain.config_hash() == other.config_hash()
     assert "sex_rule" not in other.hashed_fields()
     assert other.analysis_fields() == {"sex_rule": "listed", "pooling": "names"}
-    section = {"config": other.hashed_fields(), "analysis": other.analysis_fields()}
+    section = Section(config=other.hashed_fields(), analysis=other.analysis_fields())
     assert IntrinsicConfig.from_section(section) == other
     # A run made before these settings existed gets their defaults.
-    assert IntrinsicConfig.from_section({"config": plain.hashed_fields()}) == plain
+    assert IntrinsicConfig.from_section(Section(config=plain.hashed_fields())) == plain

@@ -59,7 +59,7 @@ def test_unreadable_manifest_is_a_user_error(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     store.manifest_path.write_text("{not json")
     with pytest.raises(UserError, match="manifest"):
-        store.manifest()
+        store.record()
 
 
 @pytest.mark.parametrize(

@@ -47,7 +47,7 @@ def test_packaged_table_equals_an_independent_derivation_from_the_raw_file() -> 
     name, the most frequent mixed-case spelling shown)."""
     import polars as pl
 
-    raw = Path(__file__).resolve().parents[2] / "shared" / "data" / "names" / "raw"
+    raw = Path(__file__).resolve().parents[3] / "shared" / "data" / "names" / "raw"
     frame = pl.read_csv(raw / "Popular_Baby_Names.csv", infer_schema_length=0).rename(
         {
             "Year of Birth": "year",
@@ -88,7 +88,7 @@ def test_packaged_table_equals_an_independent_derivation_from_the_raw_file() -> 
         "count",
     )
     packaged = pl.read_csv(
-        Path(__file__).resolve().parents[1] / "climb_vllm" / "data" / "names" / "names.csv"
+        Path(__file__).resolve().parents[2] / "climb_vllm" / "data" / "names" / "names.csv"
     )
     key = ["sex", "ethnicity", "rank"]
     assert derived.height == packaged.height == 3406

@@ -42,7 +42,7 @@ def test_packaged_2021_table_equals_a_fresh_export(tmp_path: Path) -> None:
     assert export_release(out) == 95_358
     fresh = pl.read_parquet(out)
     packaged = pl.read_parquet(
-        Path(__file__).parents[1] / "climb_vllm" / "data" / "icd10cm" / "icd10cm_2021.parquet"
+        Path(__file__).parents[2] / "climb_vllm" / "data" / "icd10cm" / "icd10cm_2021.parquet"
     )
     assert fresh.equals(packaged)
     # An exported file is a valid --icd-release.

@@ -22,6 +22,7 @@ from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
 
 if TYPE_CHECKING:
     from climb_vllm.core.config import EngineConfig
+    from climb_vllm.core.manifest import Section
     from climb_vllm.core.store import RunStore
     from climb_vllm.runner.run import RunContext
 
@@ -239,10 +240,10 @@ class ExtrinsicBenchmark:
             ),
         )
 
-    def scope(self, section: dict[str, Any]) -> str:
+    def scope(self, section: Section) -> str:
         """Cases, prompts, mapping index, answer cap."""
-        config = section.get("config", {})
-        cases = section.get("datasets", {}).get("cases", {}).get("cases")
+        config = section.config
+        cases = section.datasets.get("cases", {}).get("cases")
         index = config.get("index_limit")
         mapping = (
             f"answers mapped onto {index:,} sampled codes plus the gold codes"
@@ -252,7 +253,7 @@ class ExtrinsicBenchmark:
         context = config.get("context_tokens")
         budget = f"notes cut to a {context:,}-token context" if context else "notes never cut"
         return (
-            f"{cases} cases ({config.get('cases')}), {section.get('items', '?')} prompts; "
+            f"{cases} cases ({config.get('cases')}), {section.items or '?'} prompts; "
             f"{mapping}; answers of at most {config.get('max_tokens')} tokens; {budget}; "
             f"protocol {config.get('protocol', 'default')}"
         )

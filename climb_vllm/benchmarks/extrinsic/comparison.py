@@ -52,7 +52,7 @@ def prepare(root: Path) -> Hits | None:
     path = results_folder(root, "extrinsic") / "outputs.parquet"
     if not store.finished_chunks("extrinsic") or not path.is_file():
         return None
-    config = ExtrinsicConfig(**store.section("extrinsic")["config"])
+    config = ExtrinsicConfig(**store.section("extrinsic").config)
     ontology = load_ontology(config.icd_release)
     cases = load_cases(config.cases, ontology)[: config.limit]
     gold = gold_frame(cases, ontology.female_only, ontology.male_only)

@@ -253,7 +253,7 @@ def write_extrinsic_report(
     from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
     from climb_vllm.core.results import write_tables
 
-    config = ExtrinsicConfig(**store.section("extrinsic")["config"])
+    config = ExtrinsicConfig(**store.section("extrinsic").config)
     if cases_sha256(config.cases) != config.cases_sha256:
         raise UserError(
             f"The case file {config.cases} changed since the run was made.",

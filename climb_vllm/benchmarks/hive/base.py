@@ -24,6 +24,7 @@ from climb_vllm.benchmarks.hive.config import GenerationConfig
 if TYPE_CHECKING:
     from climb_vllm.benchmarks.hive.kind import Kind
     from climb_vllm.core.config import EngineConfig
+    from climb_vllm.core.manifest import Section
     from climb_vllm.core.store import RunStore
     from climb_vllm.runner.run import RunContext
 
@@ -196,15 +197,15 @@ class HiveBenchmark:
         """The figures the report draws, as declared."""
         return self._figures()
 
-    def scope(self, section: dict[str, Any]) -> str:
+    def scope(self, section: Section) -> str:
         """Items, split, sample, answer cap."""
-        config = section.get("config", {})
+        config = section.config
         split = "the authors' test split" if config.get("split") == "eval" else "every item"
         sample = f", a sample of {config['limit']}" if config.get("limit") else ""
         with_controls = self.controls and config.get("controls")
         controls = " with their controls" if with_controls else ""
         return (
-            f"{section.get('items', '?')} prompts: {split}{sample}{controls}; answers of at most "
+            f"{section.items or '?'} prompts: {split}{sample}{controls}; answers of at most "
             f"{config.get('max_tokens')} tokens"
         )
 

@@ -43,7 +43,7 @@ def graded_run(store: RunStore, kind: Kind) -> tuple[pl.DataFrame, GenerationCon
     """A run's stored records of one benchmark, graded, and the run's configuration."""
     from climb_vllm.benchmarks.hive.config import GenerationConfig
 
-    config = GenerationConfig(**store.section(kind.name)["config"])
+    config = GenerationConfig(**store.section(kind.name).config)
     items = kind.items(config.split, config.limit, config.seed, config.controls)
     records = store.read_records(kind.name)
     missing = set(items["id"].to_list()) - set(records["id"].to_list())

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from climb_vllm.core.config import EngineConfig
+    from climb_vllm.core.manifest import Section
     from climb_vllm.core.store import RunStore
     from climb_vllm.runner.run import RunContext
 
@@ -375,12 +376,12 @@ class IntrinsicBenchmark:
             ),
         )
 
-    def scope(self, section: dict[str, Any]) -> str:
+    def scope(self, section: Section) -> str:
         """Codes scored of the release, names, sensitivity sample."""
-        config = section.get("config", {})
-        release = section.get("datasets", {}).get("icd10cm", {})
+        config = section.config
+        release = section.datasets.get("icd10cm", {})
         total = release.get("codes_in_release")
-        codes = section.get("codes") or config.get("limit")
+        codes = section.fact("codes") or config.get("limit")
         whole = f" of {total:,}" if isinstance(total, int) else ""
         kind = "all codes" if config.get("limit") is None else "a stratified sample"
         sensitivity = config.get("sensitivity_codes", 0)
