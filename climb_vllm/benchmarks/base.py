@@ -13,6 +13,7 @@ folder a benchmark is named only in the registry.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,33 @@ if TYPE_CHECKING:
     from climb_vllm.core.plotting import Runs
     from climb_vllm.core.store import RunStore
     from climb_vllm.runner.run import RunContext
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A function imported when it is first called: a benchmark's registered object declares
+    its figures and measurements this way, so that the registry (and so the command line)
+    imports nothing heavy at start.
+
+    Attributes:
+        path: ``"package.module:function"``.
+    """
+
+    path: str
+
+    def resolve(self) -> Callable[..., Any]:
+        """The function itself (imports its module)."""
+        module, _, name = self.path.partition(":")
+        found: Callable[..., Any] = getattr(importlib.import_module(module), name)
+        return found
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
+
+
+def deferred(path: str) -> Deferred:
+    """The function at ``path`` (``"package.module:function"``), imported when first called."""
+    return Deferred(path)
 
 
 @dataclass(frozen=True)

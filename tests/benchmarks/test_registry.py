@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from climb_vllm.benchmarks.base import Deferred
 from climb_vllm.benchmarks.registry import REGISTRY, get, selected
 from climb_vllm.core.errors import UserError
 
@@ -99,3 +100,19 @@ def test_every_benchmark_declares_a_title_and_the_lookups_refuse_unknown_names()
 def test_at_most_one_measurement_runs_by_default() -> None:
     default = [h.flag for b in REGISTRY.values() for h in b.bench_hooks if h.runs_by_default]
     assert len(default) == 1
+
+
+def test_every_deferred_declaration_names_a_function_that_exists() -> None:
+    declared = [
+        thing
+        for b in REGISTRY.values()
+        for thing in (
+            *(hook.run for hook in b.bench_hooks),
+            *(figure.draw for figure in b.figures()),
+            *((b.synthetic.write, b.synthetic.baseline) if b.synthetic else ()),
+        )
+        if isinstance(thing, Deferred)
+    ]
+    assert declared, "the HIVE benchmarks declare their figures and measurements deferred"
+    for thing in declared:
+        assert callable(thing.resolve()), thing.path

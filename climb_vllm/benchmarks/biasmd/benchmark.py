@@ -5,9 +5,13 @@ happen when a function is called, so the registry and the command line load quic
 
 from __future__ import annotations
 
-from typing import Any
-
-from climb_vllm.benchmarks.base import BenchHook, PerfSettings, ReportFigure, ReportTable, Synthetic
+from climb_vllm.benchmarks.base import (
+    BenchHook,
+    ReportFigure,
+    ReportTable,
+    Synthetic,
+    deferred,
+)
 from climb_vllm.benchmarks.biasmd.config import BiasMDConfig
 from climb_vllm.benchmarks.biasmd.kind import NAME, TITLE, kind
 from climb_vllm.benchmarks.hive.base import HiveBenchmark
@@ -23,35 +27,17 @@ def _report_tables() -> tuple[ReportTable, ...]:
     )
 
 
-def _accuracy_figure(runs: Any) -> bytes | None:
-    from climb_vllm.benchmarks.biasmd.figures import biasmd_accuracy
-
-    return biasmd_accuracy(runs)
-
-
 def _figures() -> tuple[ReportFigure, ...]:
     return (
         ReportFigure(
             NAME,
-            _accuracy_figure,
+            deferred("climb_vllm.benchmarks.biasmd.figures:biasmd_accuracy"),
             "BiasMD accuracy beside control accuracy, authors' split. Bars: 95% CI, bootstrap "
             "over items.",
             60,
             "accuracy",
         ),
     )
-
-
-def _grading_bench(count: int, _: PerfSettings) -> dict[str, Any]:
-    from climb_vllm.benchmarks.biasmd.perf import grading_bench
-
-    return grading_bench(count)
-
-
-def _synthetic(store: Any, model: str, rng: Any) -> int:
-    from climb_vllm.benchmarks.biasmd.perf import synthetic_answers
-
-    return synthetic_answers(store, model, rng)
 
 
 BIASMD = HiveBenchmark(
@@ -70,8 +56,8 @@ BIASMD = HiveBenchmark(
             "grading",
             "measure grading speed on N responses of every graded benchmark instead (one "
             "process against the default workers)",
-            _grading_bench,
+            deferred("climb_vllm.benchmarks.biasmd.perf:grading_bench"),
         ),
     ),
-    synthetic=Synthetic(_synthetic),
+    synthetic=Synthetic(deferred("climb_vllm.benchmarks.biasmd.perf:synthetic_answers")),
 )

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     import numpy as np
     import polars as pl
 
+    from climb_vllm.benchmarks.base import PerfSettings
     from climb_vllm.core.store import RunStore
 
 #: Answer shapes of real models' answers to BiasMD ({a}, {b}: the people; {p}: the pronoun).
@@ -29,7 +30,7 @@ ANSWERS = (
 )
 
 
-def grading_bench(count: int) -> dict[str, Any]:
+def grading_bench(count: int, settings: PerfSettings | None = None) -> dict[str, Any]:
     """Seconds to grade ``count`` BiasMD answers, in one process and with the workers."""
     from climb_vllm.benchmarks.biasmd.grading import grade_biasmd
     from climb_vllm.benchmarks.biasmd.task import load_biasmd

@@ -5,9 +5,13 @@ happen when a function is called, so the registry and the command line load quic
 
 from __future__ import annotations
 
-from typing import Any
-
-from climb_vllm.benchmarks.base import BenchHook, PerfSettings, ReportFigure, ReportTable, Synthetic
+from climb_vllm.benchmarks.base import (
+    BenchHook,
+    ReportFigure,
+    ReportTable,
+    Synthetic,
+    deferred,
+)
 from climb_vllm.benchmarks.diseasematcher.config import DiseaseMatcherConfig
 from climb_vllm.benchmarks.diseasematcher.kind import NAME, TITLE, kind
 from climb_vllm.benchmarks.hive.base import HiveBenchmark
@@ -28,35 +32,17 @@ def _report_tables() -> tuple[ReportTable, ...]:
     )
 
 
-def _accuracy_figure(runs: Any) -> bytes | None:
-    from climb_vllm.benchmarks.diseasematcher.figures import diseasematcher_accuracy
-
-    return diseasematcher_accuracy(runs)
-
-
 def _figures() -> tuple[ReportFigure, ...]:
     return (
         ReportFigure(
             NAME,
-            _accuracy_figure,
+            deferred("climb_vllm.benchmarks.diseasematcher.figures:diseasematcher_accuracy"),
             "DiseaseMatcher accuracy by attribute with the correct patient first (plain) or "
             "second (hatched), authors' split.",
             50,
             "table1",
         ),
     )
-
-
-def _grading_bench(count: int, _: PerfSettings) -> dict[str, Any]:
-    from climb_vllm.benchmarks.diseasematcher.perf import grading_bench
-
-    return grading_bench(count)
-
-
-def _synthetic(store: Any, model: str, rng: Any) -> int:
-    from climb_vllm.benchmarks.diseasematcher.perf import synthetic_answers
-
-    return synthetic_answers(store, model, rng)
 
 
 DISEASEMATCHER = HiveBenchmark(
@@ -74,8 +60,8 @@ DISEASEMATCHER = HiveBenchmark(
             "grading",
             "measure grading speed on N responses of every graded benchmark instead (one "
             "process against the default workers)",
-            _grading_bench,
+            deferred("climb_vllm.benchmarks.diseasematcher.perf:grading_bench"),
         ),
     ),
-    synthetic=Synthetic(_synthetic),
+    synthetic=Synthetic(deferred("climb_vllm.benchmarks.diseasematcher.perf:synthetic_answers")),
 )

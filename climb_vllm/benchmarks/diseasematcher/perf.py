@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     import numpy as np
     import polars as pl
 
+    from climb_vllm.benchmarks.base import PerfSettings
     from climb_vllm.core.store import RunStore
 
 #: Answer shapes of real models' answers to DiseaseMatcher ({a}, {b}: the patients; {d}: the
@@ -31,7 +32,7 @@ ANSWERS = (
 )
 
 
-def grading_bench(count: int) -> dict[str, Any]:
+def grading_bench(count: int, settings: PerfSettings | None = None) -> dict[str, Any]:
     """Seconds to grade ``count`` DiseaseMatcher answers, in one process and with the workers."""
     from climb_vllm.benchmarks.diseasematcher.grading import grade_diseasematcher
     from climb_vllm.benchmarks.diseasematcher.task import load_diseasematcher
