@@ -22,7 +22,8 @@ from climb_vllm.core.config import EngineConfig
 from climb_vllm.core.errors import NotApplicable, UserError
 from climb_vllm.core.freshness import mark
 from climb_vllm.core.store import manifest_path
-from climb_vllm.runner.run import EngineCache, EngineOptions, RunContext, engine_settings
+from climb_vllm.runner.options import EngineOptions
+from climb_vllm.runner.run import EngineCache, RunContext, engine_settings
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,13 @@ from climb_vllm.benchmarks.registry import get, selected
 from climb_vllm.cli.parser import SUITE_DEST, suite_options
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.freshness import mark
-from climb_vllm.runner.run import EngineOptions, RunContext, engine_settings
+from climb_vllm.runner.options import ENGINE_FLAGS, EngineOptions
+from climb_vllm.runner.options import engine_options as read_engine_options
+from climb_vllm.runner.run import RunContext, engine_settings
 
 
 def engine_options(args: argparse.Namespace, adapter: str | None = None) -> EngineOptions:
-    """The engine options of an ``eval`` verb.
+    """The engine options of an ``eval`` verb (read by their declarations, ``ENGINE_FLAGS``).
 
     Args:
         args: the parsed command line.
@@ -28,23 +30,9 @@ def engine_options(args: argparse.Namespace, adapter: str | None = None) -> Engi
             "pass one --adapter per 'eval <benchmark>', or use 'eval all' to run the base "
             "model and several adapters and compare them.",
         )
-    return EngineOptions(
-        model=args.model,
-        tokenizer=args.tokenizer,
-        revision=args.revision,
-        engine=args.engine,
-        endpoints=tuple(args.endpoint),
-        served_model=args.served_model,
-        adapter=adapter or (args.adapter[0] if args.adapter else None),
-        concurrency=args.concurrency,
-        timeout=args.timeout,
-        max_retries=args.max_retries,
-        rate=args.rate,
-        device=args.device,
-        dtype=args.dtype,
-        display=args.display,
-        seeds=args.seeds,
-    )
+    if adapter is None:
+        adapter = args.adapter[0] if args.adapter else None
+    return read_engine_options({f.field: getattr(args, f.field) for f in ENGINE_FLAGS}, adapter)
 
 
 def run_context(args: argparse.Namespace) -> RunContext:

@@ -16,7 +16,8 @@ from climb_vllm.benchmarks.base import BenchHook, Benchmark, Option
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.core.config import EngineConfig
 from climb_vllm.models.sources import SOURCES
-from climb_vllm.runner.run import EngineOptions, RunContext
+from climb_vllm.runner.options import ENGINE_FLAGS, EngineOptions
+from climb_vllm.runner.run import RunContext
 
 #: Prefix of the argparse destinations of ``eval all``'s benchmark options.
 SUITE_DEST = "suite:"
@@ -46,73 +47,27 @@ def _add_option(
 
 
 def add_engine_args(parser: argparse.ArgumentParser) -> None:
-    """Options every benchmark shares: which model, which engine, where results go."""
-    engine_defaults = EngineOptions()
+    """Options every benchmark shares: which model, which engine (each declared once in
+    :data:`~climb_vllm.runner.options.ENGINE_FLAGS`), where results go."""
     context_defaults = RunContext()
-
-    def default(name: str) -> str:
-        return f" (default: {EngineConfig.model_fields[name].default})"
-
-    parser.add_argument(
-        "--model",
-        help="local model folder, hub id or model source ("
-        + ", ".join(SOURCES)
-        + ": converted once, see 'climb-vllm model get'); with --endpoint, a label",
-    )
-    parser.add_argument("--tokenizer", help="tokenizer folder or id, if not the model's")
-    parser.add_argument("--revision", help="hub revision of the model")
-    parser.add_argument(
-        "--engine",
-        choices=["local", "http"],
-        help="local (in-process, the default without --endpoint) or http (servers)",
-    )
-    parser.add_argument(
-        "--endpoint",
-        action="append",
-        default=[],
-        help="OpenAI-compatible server URL, repeatable; default: the endpoints 'make serve' "
-        "wrote to outputs/serve/endpoints.json when --engine http",
-    )
-    parser.add_argument("--served-model", help="model name served at the endpoints")
-    parser.add_argument(
-        "--adapter",
-        action="append",
-        default=[],
-        help="evaluate this LoRA adapter of the model: its folder (in-process engine, needs "
-        "peft) or the name the servers serve it under ('serve --adapters NAME=PATH'); eval "
-        "all: repeatable, runs the base model and then each adapter, each into its own run "
-        "directory, and the report compares each adapter with the base",
-    )
-    parser.add_argument(
-        "--concurrency",
-        "--max-connections",
-        type=int,
-        dest="concurrency",
-        help="http requests in flight" + default("concurrency"),
-    )
-    parser.add_argument("--rate", type=int, help="the most http requests per second")
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        help="seconds one http request may take (default: sized from the request, 120 s plus a "
-        "second per 20 prompt or answer tokens)",
-    )
-    parser.add_argument(
-        "--max-retries",
-        type=int,
-        dest="max_retries",
-        help="attempts after the first for a failed http request" + default("max_retries"),
-    )
-    parser.add_argument(
-        "--device",
-        default=engine_defaults.device,
-        help=f"auto, cpu or cuda (default: {engine_defaults.device})",
-    )
-    parser.add_argument(
-        "--dtype",
-        default=engine_defaults.dtype,
-        help=f"auto, float32, bfloat16, float16 or float64 (default: {engine_defaults.dtype})",
-    )
+    kinds: dict[str, dict[str, Any]] = {
+        "int": {"type": int},
+        "float": {"type": float},
+        "repeat": {"action": "append"},
+    }
+    for flag in ENGINE_FLAGS:
+        text = flag.help_text()
+        if flag.field == "model":
+            text += f"; model sources: {', '.join(SOURCES)}"
+        parser.add_argument(
+            *flag.flags,
+            dest=flag.field,
+            default=flag.default,
+            choices=flag.choices or None,
+            metavar=flag.metavar,
+            help=text,
+            **kinds.get(flag.value, {}),
+        )
     parser.add_argument(
         "--out",
         "--output-path",
@@ -125,16 +80,6 @@ def add_engine_args(parser: argparse.ArgumentParser) -> None:
         "--run-id",
         default=context_defaults.run_id,
         help=f"run name under outputs/runs/<model>/ (default: {context_defaults.run_id})",
-    )
-    parser.add_argument(
-        "--display", choices=["rich", "plain", "none"], help="progress display" + default("display")
-    )
-    parser.add_argument(
-        "--seeds",
-        choices=["auto", "on", "off"],
-        help="per-request sampling seeds (http engine): auto sends them except to CPU servers "
-        "that 'make serve' started (vLLM's CPU build crashes on them); off samples unseeded, "
-        "which each record notes with a null seed" + default("seeds"),
     )
 
 

@@ -11,10 +11,11 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from climb_vllm.core.config import EngineConfig
 from climb_vllm.core.errors import NotApplicable, UserError
+from climb_vllm.runner.options import EngineOptions
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -23,48 +24,6 @@ if TYPE_CHECKING:
     from climb_vllm.engines.base import Engine
 
 Config = TypeVar("Config", bound=EngineConfig)
-
-
-@dataclass(frozen=True)
-class EngineOptions:
-    """What the user asked of the engine, before it is resolved into :class:`EngineConfig` fields.
-
-    A field left None takes :class:`EngineConfig`'s default (declared there once).
-
-    Attributes:
-        model: local model folder or hub id (with the http engine: a label for the run).
-        tokenizer: tokenizer folder or id, if not the model's.
-        revision: hub revision of the model.
-        engine: "local" or "http"; None: http when endpoints are given, else local.
-        endpoints: OpenAI-compatible server URLs; empty with the http engine: the endpoints that
-            ``climb-vllm serve`` recorded.
-        served_model: the model name served at the endpoints (None: ask the server).
-        adapter: a LoRA adapter folder (local engine) or its served name (http engine).
-        concurrency: http requests in flight.
-        timeout: seconds one http request may take (None: sized from the request).
-        max_retries: attempts after the first for a failed http request.
-        rate: the most http requests per second.
-        device: "auto", "cpu" or "cuda" (local engine; auto: cuda when available).
-        dtype: "auto", "float32", "bfloat16" or "float16" (local engine).
-        display: progress display, "rich", "plain" or "none".
-        seeds: per-request sampling seeds of the http engine, "auto", "on" or "off".
-    """
-
-    model: str | None = None
-    tokenizer: str | None = None
-    revision: str | None = None
-    engine: Literal["local", "http"] | None = None
-    endpoints: tuple[str, ...] = ()
-    served_model: str | None = None
-    adapter: str | None = None
-    concurrency: int | None = None
-    timeout: float | None = None
-    max_retries: int | None = None
-    rate: int | None = None
-    device: str = "auto"
-    dtype: str = "auto"
-    display: str | None = None
-    seeds: str | None = None
 
 
 def engine_settings(options: EngineOptions) -> dict[str, Any]:
