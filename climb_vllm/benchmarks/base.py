@@ -101,12 +101,15 @@ class ReportTable:
         title: its title in the report.
         rank: its place among every benchmark's tables (the papers' tables first, then extras).
         note: a sentence the page shows under the table (how to read it), or "".
+        percent: its columns that hold percentages (one decimal) beyond those named so (``%``,
+            ``(pp)``, ``_pct``), e.g. a paper's "Accuracy".
     """
 
     key: str
     title: str
     rank: int
     note: str = ""
+    percent: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

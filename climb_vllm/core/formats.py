@@ -7,29 +7,29 @@
 * counts: whole numbers, with thousands separators from 10,000 on;
 * an interval: in its estimate's format (``[0.291, 0.699]`` beside ``0.516``).
 
-The CSV files keep every value as computed: only what a reader sees is formatted here. Which
-columns are percentages is read from their names (``%``, ``(pp)``, a share of correct answers),
-the convention of every benchmark's tables.
+The CSV files keep every value as computed: only what a reader sees is formatted here. A column
+is a percentage when its name says so (``%``, ``(pp)``, ``_pct``), the convention of every
+benchmark's tables, or when its table declares it one (``ReportTable.percent``: the HIVE
+papers' own column names, such as "Accuracy", keep their wording).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from typing import Any
 
-#: Columns whose numbers are percentages or percentage points (one decimal).
-_PERCENT = re.compile(r"%|\(pp\)|_pct$|^Accuracy$|\bcorrect\b|^Position bias$|^Overall$")
+#: Columns named as percentages or percentage points (one decimal).
+_PERCENT = re.compile(r"%|\(pp\)|_pct$")
 #: Columns that hold p-values or multiplicity-adjusted p-values.
 P_VALUES = ("p", "q", "p_value")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
 
 
-def is_percent(column: str, columns: list[str]) -> bool:
-    """Percent columns: named so, or a BiasMD type column beside an "Overall" percentage."""
-    if _PERCENT.search(column):
-        return True
-    return "Overall" in columns and column not in ("N", "Items") and column[:1].isupper()
+def is_percent(column: str, percent: Collection[str] = ()) -> bool:
+    """Whether a column holds percentages: named so, or declared so by its table (``percent``)."""
+    return bool(_PERCENT.search(column)) or column in percent
 
 
 def number(value: float, percent: bool, column: str = "") -> str:
@@ -63,18 +63,21 @@ def owners(columns: list[str]) -> dict[str, str]:
     return out
 
 
-def cell(value: Any, column: str, columns: list[str], interval_of: str | None = None) -> str:
+def cell(
+    value: Any, column: str, interval_of: str | None = None, percent: Collection[str] = ()
+) -> str:
     """A table cell's text: floats by quantity, counts with separators, intervals like their
     estimate (``interval_of``: the estimate's column when ``column`` is its interval), None and
-    NaN as n/a, other values as they are."""
+    NaN as n/a, other values as they are; ``percent`` names the table's declared percent
+    columns."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     if isinstance(value, bool):
         return "yes" if value else ""
     if isinstance(value, float):
-        return number(value, is_percent(column, columns), column)
+        return number(value, is_percent(column, percent), column)
     if isinstance(value, int):
         return f"{value:,}" if abs(value) >= 10_000 else str(value)
     if interval_of is not None and isinstance(value, str):
-        return interval(value, is_percent(interval_of, columns))
+        return interval(value, is_percent(interval_of, percent))
     return str(value)

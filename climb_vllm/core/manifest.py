@@ -1,10 +1,11 @@
 """The run record: a run directory's ``manifest.json``, typed.
 
-One :class:`Section` per benchmark holds three things apart, as an evaluation record should:
-the benchmark's settings (``config``, whose hash decides whether a rerun resumes), the model and
-engine that answered (``engine``) and the provenance of the run (data, prompt, seeds, packages,
-commit). Readers use attributes; facts a benchmark adds beyond the common ones (``codes``,
-``canary``, ...) are kept as extra fields and reach :meth:`Section.fact`.
+One :class:`Section` per benchmark holds apart, as an evaluation record should: the benchmark's
+settings (``config``, whose hash decides whether a rerun resumes; its sampling settings read
+apart as :attr:`Section.generation`), the model and engine that answered (``engine``) and the
+provenance of the run (data, prompt, seeds, packages, commit). Readers use attributes; facts a
+benchmark adds beyond the common ones (``codes``, ``canary``, ...) are kept as extra fields and
+reach :meth:`Section.fact`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,30 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from climb_vllm.core.errors import UserError
+
+#: The settings of how answers are sampled, wherever a benchmark's configuration has them.
+GENERATION_FIELDS = ("samples", "temperature", "top_p", "max_tokens", "system_prompt", "seed")
+
+
+class GenerationSettings(BaseModel):
+    """How a generation benchmark sampled its answers (its configuration's sampling fields,
+    read apart from the rest as an evaluation record keeps a model's generate settings).
+
+    Attributes:
+        samples: completions per item.
+        temperature: sampling temperature (None: the model's own).
+        top_p: nucleus mass (None: the model's own).
+        max_tokens: the most new tokens per answer.
+        system_prompt: a system turn, if any.
+        seed: the base of the per-item sampling seeds.
+    """
+
+    samples: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    system_prompt: str | None = None
+    seed: int | None = None
 
 
 class Section(BaseModel):
@@ -51,6 +76,15 @@ class Section(BaseModel):
     host: dict[str, Any] = Field(default_factory=dict)
     packages: dict[str, str | None] = Field(default_factory=dict)
     git_commit: str | None = None
+
+    @property
+    def generation(self) -> GenerationSettings | None:
+        """The sampling settings of a generation benchmark (None: it samples nothing)."""
+        if "max_tokens" not in self.config:
+            return None
+        return GenerationSettings(
+            **{k: self.config[k] for k in GENERATION_FIELDS if k in self.config}
+        )
 
     def fact(self, name: str, default: Any = None) -> Any:
         """A fact the benchmark added beyond the common fields (``codes``, ``icd``, ...)."""

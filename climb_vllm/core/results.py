@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +23,14 @@ def interval_text(
     return f"[{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
 
 
-def to_markdown(frame: pl.DataFrame) -> str:
+def to_markdown(frame: pl.DataFrame, percent: Collection[str] = ()) -> str:
     """A GitHub-style Markdown table, numbers formatted as the report shows them
-    (:mod:`climb_vllm.core.formats`)."""
+    (:mod:`climb_vllm.core.formats`; ``percent``: the table's declared percent columns)."""
     columns = frame.columns
     intervals = formats.owners(columns)
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * frame.width]
     for row in frame.iter_rows():
-        cells = (formats.cell(v, c, columns, intervals.get(c)) for c, v in zip(columns, row))
+        cells = (formats.cell(v, c, intervals.get(c), percent) for c, v in zip(columns, row))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -102,6 +103,7 @@ def write_tables(
     titles: dict[str, str],
     tables: dict[str, pl.DataFrame],
     extra: dict[str, Any] | None = None,
+    percent: Mapping[str, Collection[str]] | None = None,
 ) -> Path:
     """Write tables.md, one CSV per table and metrics.json into ``directory``; returns tables.md.
 
@@ -112,6 +114,7 @@ def write_tables(
         titles: a title per table key.
         tables: the long-form metrics stored in metrics.json (what rescore compares).
         extra: more facts for metrics.json (counts of unknown ids, ...).
+        percent: per table key, its declared percent columns (beyond those named so).
     """
     directory.mkdir(parents=True, exist_ok=True)
     parts = [f"# {heading}", ""]
@@ -120,7 +123,7 @@ def write_tables(
         if frame.width == 0:  # a table this run has nothing for (e.g. no combined variants)
             path.unlink(missing_ok=True)
             continue
-        parts += [f"## {titles[key]}", "", to_markdown(frame), ""]
+        parts += [f"## {titles[key]}", "", to_markdown(frame, (percent or {}).get(key, ())), ""]
         path.write_text(frame.write_csv())
     write_long(directory, tables)
     metrics: dict[str, Any] = dict(metrics_json(tables))

@@ -197,6 +197,7 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
     page += ["<h2 id='scope'>Scope</h2>", html_table(scope)]
     markdown += ["## Scope", "", to_markdown(scope), ""]
     notes = {(name, t.key): t.note for name, t in report_tables()}
+    percent = {(name, t.key): t.percent for name, t in report_tables()}
     # Each figure follows the table it illustrates; the rest follow all tables.
     metrics = [(run.label, run.metrics) for run in runs]
     drawn: dict[tuple[str, str], list[tuple[str, str, bytes]]] = {}
@@ -234,8 +235,9 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
         title = titles.get((benchmark, key), f"{benchmark} {key}")
         name = f"{benchmark}_{key}"
         frame.write_csv(out / "tables" / f"{name}.csv")
-        page += [f"<h3 id='{name}'>{html.escape(title)}</h3>", html_table(frame)]
-        markdown += [f"## {title}", "", to_markdown(frame), ""]
+        declared = percent.get((benchmark, key), ())
+        page += [f"<h3 id='{name}'>{html.escape(title)}</h3>", html_table(frame, percent=declared)]
+        markdown += [f"## {title}", "", to_markdown(frame, declared), ""]
         if notes.get((benchmark, key)):
             page.append(f"<p class='note'>{html.escape(notes[(benchmark, key)])}</p>")
             markdown += [f"*{notes[(benchmark, key)]}*", ""]

@@ -9,6 +9,7 @@ alike (:mod:`climb_vllm.core.formats`), and only the page is laid out for readin
 from __future__ import annotations
 
 import html
+from collections.abc import Collection
 from typing import Any
 
 import polars as pl
@@ -63,23 +64,24 @@ def _pairs(columns: list[str]) -> list[tuple[str, str | None]]:
     return [(c, intervals.get(c)) for c in columns if c not in paired]
 
 
-def _cell(value: Any, column: str, columns: list[str], fold: bool) -> tuple[str, bool]:
+def _cell(value: Any, column: str, percent: Collection[str], fold: bool) -> tuple[str, bool]:
     """(HTML of one cell, whether it is numeric)."""
     numeric = value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
-    text = formats.cell(value, column, columns)
+    text = formats.cell(value, column, percent=percent)
     if not numeric and fold and len(text) > FOLD:
         head = html.escape(text[:FOLD].rsplit(" ", 1)[0])
         return f"<details><summary>{head} …</summary>{html.escape(text)}</details>", False
     return html.escape(text), numeric
 
 
-def html_table(frame: pl.DataFrame, fold: bool = False) -> str:
+def html_table(frame: pl.DataFrame, fold: bool = False, percent: Collection[str] = ()) -> str:
     """The page's table: estimates with their intervals below them, numbers by kind.
 
     Args:
         frame: the table as computed (the CSV's columns).
         fold: fold text longer than :data:`FOLD` characters into a <details> element (for
             provenance values that only some readers need).
+        percent: the table's declared percent columns (beyond those named so).
     """
     columns = frame.columns
     pairs = _pairs(columns)
@@ -91,9 +93,9 @@ def html_table(frame: pl.DataFrame, fold: bool = False) -> str:
     for record in frame.iter_rows(named=True):
         cells = []
         for column, ci in pairs:
-            text, numeric = _cell(record[column], column, columns, fold)
+            text, numeric = _cell(record[column], column, percent, fold)
             if ci and record[ci] not in (None, "n/a"):
-                shown = html.escape(formats.cell(str(record[ci]), ci, columns, column))
+                shown = html.escape(formats.cell(str(record[ci]), ci, column, percent))
                 text += f"<small class='ci'>{shown}</small>"
             cells.append(f"<td class='{'num' if numeric else 'text'}'>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")

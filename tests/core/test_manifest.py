@@ -62,3 +62,11 @@ def test_sections_keep_settings_engine_and_provenance_apart() -> None:
         "engine": {"device": "cpu"},
         "git_commit": "x",
     }
+
+
+def test_the_sampling_settings_read_apart_from_the_rest() -> None:
+    section = Section(config={"max_tokens": 64, "temperature": 0.8, "split": "eval", "seed": 2})
+    assert section.generation is not None
+    assert section.generation.max_tokens == 64 and section.generation.temperature == 0.8
+    assert section.generation.seed == 2 and section.generation.top_p is None
+    assert Section(config={"top_k": 5}).generation is None  # scoring samples nothing

@@ -19,10 +19,10 @@ from climb_vllm.benchmarks.hive.base import HiveBenchmark
 
 def _report_tables() -> tuple[ReportTable, ...]:
     """Accuracy among the papers' tables; grade shares as an extra."""
-    from climb_vllm.benchmarks.biasmd.tables import TITLES
+    from climb_vllm.benchmarks.biasmd.tables import PERCENT, TITLES
 
     return (
-        ReportTable("accuracy", TITLES["accuracy"], 100),
+        ReportTable("accuracy", TITLES["accuracy"], 100, percent=PERCENT["accuracy"]),
         ReportTable("grades", TITLES["grades"], 150),
     )
 

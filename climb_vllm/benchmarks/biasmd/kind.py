@@ -27,6 +27,7 @@ def kind() -> Kind:
         tables=task.tables,
         layout=tables.layout,
         titles=tables.TITLES,
+        percent=tables.PERCENT,
         grades=grading.LABELS,
         categories=("ambiguous", "biased"),
         paper_label=grading.paper_label,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from climb_vllm.benchmarks.biasmd.task import TYPES
 from climb_vllm.benchmarks.hive.tables import interval, pct
 
 TITLES = {
@@ -13,6 +14,10 @@ TITLES = {
     "items",
     "grades": "BiasMD grade shares (every grade, with its category in the paper's labelling)",
 }
+
+
+#: Columns that hold percentages beyond those named so: the accuracy overall, strict and per type.
+PERCENT = {"accuracy": ("Overall", "Strict", *TYPES)}
 
 
 def layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.DataFrame]:

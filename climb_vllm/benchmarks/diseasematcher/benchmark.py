@@ -19,16 +19,16 @@ from climb_vllm.benchmarks.hive.base import HiveBenchmark
 
 def _report_tables() -> tuple[ReportTable, ...]:
     """HIVE Tables 1-2 among the papers' tables; grade shares as an extra."""
-    from climb_vllm.benchmarks.diseasematcher.tables import TITLES
+    from climb_vllm.benchmarks.diseasematcher.tables import PERCENT, TITLES
 
     def title(key: str) -> str:
         text = TITLES[key].replace("DiseaseMatcher Table", "HIVE Table")
         return text + (" (DiseaseMatcher)" if key.startswith("table") else "")
 
     return (
-        ReportTable("table1", title("table1"), 80),
-        ReportTable("table2", title("table2"), 90),
-        ReportTable("grades", title("grades"), 140),
+        ReportTable("table1", title("table1"), 80, percent=PERCENT["table1"]),
+        ReportTable("table2", title("table2"), 90, percent=PERCENT["table2"]),
+        ReportTable("grades", title("grades"), 140, percent=PERCENT["grades"]),
     )
 
 

@@ -41,6 +41,7 @@ def kind() -> Kind:
         tables=task.tables,
         layout=tables.layout,
         titles=tables.TITLES,
+        percent=tables.PERCENT,
         grades=grading.LABELS,
         categories=("same", "different", "ambiguous"),
         paper_label=grading.paper_label,

@@ -17,6 +17,11 @@ TITLES = {
 }
 
 
+#: Columns that hold percentages beyond those named so: the paper's accuracy columns.
+_ACCURACY = ("Accuracy", "First correct", "Second correct", "Position bias")
+PERCENT = {"table1": _ACCURACY, "table2": _ACCURACY, "grades": ("Accuracy",)}
+
+
 def layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.DataFrame]:
     """Tables 1 and 2 with percentages and the position-bias interval."""
 

@@ -242,7 +242,8 @@ class ExtrinsicBenchmark:
 
     def scope(self, section: Section) -> str:
         """Cases, prompts, mapping index, answer cap."""
-        config = section.config
+        config, generation = section.config, section.generation
+        cap = generation.max_tokens if generation else None
         cases = section.datasets.get("cases", {}).get("cases")
         index = config.get("index_limit")
         mapping = (
@@ -254,7 +255,7 @@ class ExtrinsicBenchmark:
         budget = f"notes cut to a {context:,}-token context" if context else "notes never cut"
         return (
             f"{cases} cases ({config.get('cases')}), {section.items or '?'} prompts; "
-            f"{mapping}; answers of at most {config.get('max_tokens')} tokens; {budget}; "
+            f"{mapping}; answers of at most {cap} tokens; {budget}; "
             f"protocol {config.get('protocol', 'default')}"
         )
 

@@ -199,14 +199,14 @@ class HiveBenchmark:
 
     def scope(self, section: Section) -> str:
         """Items, split, sample, answer cap."""
-        config = section.config
+        config, generation = section.config, section.generation
         split = "the authors' test split" if config.get("split") == "eval" else "every item"
         sample = f", a sample of {config['limit']}" if config.get("limit") else ""
         with_controls = self.controls and config.get("controls")
         controls = " with their controls" if with_controls else ""
         return (
             f"{section.items or '?'} prompts: {split}{sample}{controls}; answers of at most "
-            f"{config.get('max_tokens')} tokens"
+            f"{generation.max_tokens if generation else None} tokens"
         )
 
     def write_prompts(

@@ -137,7 +137,7 @@ def grade_external(
     }
     if out:
         _make_folder(out, "--out")
-        path = write_tables(out, heading, layout, titles, tables, counts)
+        path = write_tables(out, heading, layout, titles, tables, counts, kind.percent)
         graded.select("id", "sample", "grade", "rule", "correct", "response").write_csv(
             out / "graded.csv"
         )
@@ -148,7 +148,7 @@ def grade_external(
 
         print(f"# {heading}\n")
         for key, frame in layout.items():
-            print(f"## {titles[key]}\n\n{to_markdown(frame)}\n")
+            print(f"## {titles[key]}\n\n{to_markdown(frame, kind.percent.get(key, ()))}\n")
     summary = ", ".join(f"{k} {v}" for k, v in counts.items())
     print(summary)
     if unknown:

@@ -27,6 +27,7 @@ class Kind:
         tables: the graded frame -> its long tables.
         layout: ``(tables, model)`` -> the tables as shown, by key.
         titles: each shown table's title, by key.
+        percent: each shown table's percent columns beyond those named so, by key.
         grades: its grade vocabulary, in the order tables show it.
         categories: the authors' label categories (lower case) that agreement compares with.
         paper_label: ``(grade, three_way)`` -> the authors' category of a grade.
@@ -43,6 +44,7 @@ class Kind:
     tables: Callable[[pl.DataFrame], dict[str, pl.DataFrame]]
     layout: Callable[[dict[str, pl.DataFrame], str], dict[str, pl.DataFrame]]
     titles: Mapping[str, str]
+    percent: Mapping[str, tuple[str, ...]]
     grades: tuple[str, ...]
     categories: tuple[str, ...]
     paper_label: Callable[[str, bool], str]

@@ -110,7 +110,7 @@ def write_generation_report(store: RunStore, kind: Kind, quiet: bool = False) ->
     before = None
     if previous.exists():
         before = pl.read_parquet(previous, columns=["id", "sample", "grade"])
-    path = write_tables(directory, heading, layout, titles, tables)
+    path = write_tables(directory, heading, layout, titles, tables, percent=kind.percent)
     graded.drop("statement", "question", strict=False).write_parquet(previous)
     if not quiet:
         print(path.read_text())
