@@ -127,19 +127,30 @@ class Manifest(BaseModel):
             ) from exc
 
     @classmethod
+    def read(cls, path: Path) -> dict[str, Any]:
+        """The manifest stored at ``path`` as JSON, checked to be a run record (empty where
+        there is none): what the run store changes and saves.
+
+        Raises:
+            UserError: the file is unreadable or not a run record.
+        """
+        if not path.exists():
+            return {}
+        try:
+            data: dict[str, Any] = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise UserError(
+                f"The manifest {path} is unreadable ({exc}).",
+                "restore it, or start a new run directory with --out or --run-id.",
+            ) from exc
+        cls.parse(data, path)
+        return data
+
+    @classmethod
     def load(cls, path: Path) -> Manifest:
         """The record stored at ``path`` (an empty one where there is none).
 
         Raises:
             UserError: the file is unreadable or not a run record.
         """
-        if not path.exists():
-            return cls()
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise UserError(
-                f"The manifest {path} is unreadable ({exc}).",
-                "restore it, or start a new run directory with --out or --run-id.",
-            ) from exc
-        return cls.parse(data, path)
+        return cls.parse(cls.read(path), path)

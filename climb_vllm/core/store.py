@@ -186,17 +186,7 @@ class RunStore:
     def _raw(self) -> dict[str, Any]:
         """The manifest as stored (checked to be a run record), or an empty one: what the
         writers below change and save."""
-        if not self.manifest_path.exists():
-            return {}
-        try:
-            data: dict[str, Any] = json.loads(self.manifest_path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise UserError(
-                f"The manifest {self.manifest_path} is unreadable ({exc}).",
-                "restore it, or start a new run directory with --out or --run-id.",
-            ) from exc
-        Manifest.parse(data, self.manifest_path)
-        return data
+        return Manifest.read(self.manifest_path)
 
     def record(self) -> Manifest:
         """The run record (:class:`~climb_vllm.core.manifest.Manifest`), empty where there is

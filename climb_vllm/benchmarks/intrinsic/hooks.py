@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from climb_vllm.benchmarks.base import BenchHook, PerfSettings, Synthetic
+from climb_vllm.benchmarks.base import BenchHook, PerfSettings, Synthetic, deferred
 from climb_vllm.core.errors import UserError
 
 
@@ -82,18 +82,6 @@ def _agreement(urls: list[str], settings: PerfSettings) -> dict[str, Any]:
     return agreement_bench(model, urls, build, settings.codes)
 
 
-def _synthetic(store: Any, model: str, rng: Any) -> int:
-    from climb_vllm.benchmarks.intrinsic.perf import synthetic_records
-
-    return synthetic_records(store, model, rng)
-
-
-def _baseline(run: Path) -> dict[str, Any]:
-    from climb_vllm.benchmarks.intrinsic.perf import table_baseline
-
-    return table_baseline(run)
-
-
 HOOKS: tuple[BenchHook, ...] = (
     BenchHook(
         "scoring",
@@ -141,4 +129,7 @@ HOOKS: tuple[BenchHook, ...] = (
     ),
 )
 
-SYNTHETIC = Synthetic(_synthetic, _baseline)
+SYNTHETIC = Synthetic(
+    deferred("climb_vllm.benchmarks.intrinsic.perf:synthetic_records"),
+    deferred("climb_vllm.benchmarks.intrinsic.perf:table_baseline"),
+)
