@@ -145,6 +145,7 @@ class PerfSettings:
         repeats: timings per scorer; the best is kept.
         full_run: also measure over the whole release.
         top_k: names per group where a measurement scores names.
+        peak_tflops: the device's dense bf16 peak (None: from the table of known GPUs).
     """
 
     model: Path | None = None
@@ -156,6 +157,7 @@ class PerfSettings:
     repeats: int = 1
     full_run: bool = False
     top_k: int = 1
+    peak_tflops: float | None = None
 
 
 #: What the option of a speed measurement takes: ``count`` a number N >= 1 (``default`` when

@@ -223,16 +223,22 @@ def serve(args: argparse.Namespace) -> list[str]:
 
 
 def demo_model(args: argparse.Namespace) -> Path:
-    """``demo-model``: build the tiny random model; returns its folder."""
+    """``demo-model``: build the tiny random model, or a shape preset; returns its folder."""
     from climb_vllm.models.demo_model import build_demo_model
 
+    if args.preset:
+        from climb_vllm.models.presets import build_preset
+
+        if args.lora:
+            raise UserError("--lora does not combine with --preset.", "drop one of the two.")
+        return build_preset(args.out, args.preset, seed=args.seed, layers=args.layers)
     model = args.out
     if not (model / "config.json").is_file() or not args.lora:
         model = build_demo_model(
             args.out,
             vocab_size=args.vocab_size,
             hidden_size=args.hidden_size,
-            layers=args.layers,
+            layers=args.layers or 2,
             heads=args.heads,
             intermediate_size=args.intermediate_size,
             seed=args.seed,

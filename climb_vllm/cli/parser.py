@@ -15,6 +15,7 @@ from typing import Any
 from climb_vllm.benchmarks.base import BenchHook, Benchmark, Option
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.core.config import EngineConfig
+from climb_vllm.models.presets import PRESETS
 from climb_vllm.models.sources import SOURCES
 from climb_vllm.runner.options import ENGINE_FLAGS, EngineOptions
 from climb_vllm.runner.run import RunContext
@@ -265,13 +266,24 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("out", type=Path, help="the model folder to write")
     for flag, default, meaning in (
         ("--hidden-size", 64, "hidden size"),
-        ("--layers", 2, "decoder layers"),
         ("--heads", 2, "attention heads"),
         ("--intermediate-size", 128, "MLP size"),
         ("--vocab-size", 4096, "tokenizer vocabulary"),
         ("--seed", 0, "weights' seed"),
     ):
         demo.add_argument(flag, type=int, default=default, help=f"{meaning} (default: {default})")
+    demo.add_argument(
+        "--layers",
+        type=int,
+        help="decoder layers (default: 2; with --preset the real model's, fewer for quick checks)",
+    )
+    demo.add_argument(
+        "--preset",
+        choices=tuple(PRESETS),
+        help="a real model's shape and real tokenizer instead (config and tokenizer only; "
+        "weights are drawn from --seed at load time on the target device): a speed measure, "
+        "its numbers are noise",
+    )
     demo.add_argument(
         "--lora",
         type=Path,
@@ -383,6 +395,12 @@ def _add_bench(verbs: Any) -> None:
         "--full-run",
         action="store_true",
         help="also count tokens over the whole release and time a full-release run",
+    )
+    bench.add_argument(
+        "--peak-tflops",
+        type=float,
+        help="the device's dense bf16 peak in TFLOP/s, for the fraction of peak (default: from "
+        "a table of known GPUs)",
     )
     bench.add_argument("--json", type=Path, help="also write the results as JSON here")
     bench.add_argument(

@@ -36,6 +36,7 @@ def settings(args: argparse.Namespace) -> PerfSettings:
         repeats=args.repeats,
         full_run=args.full_run,
         top_k=args.top_k,
+        peak_tflops=args.peak_tflops,
     )
 
 

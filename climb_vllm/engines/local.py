@@ -35,6 +35,7 @@ else installed.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
@@ -55,7 +56,7 @@ from climb_vllm.engines.memory import positions_per_pass
 from climb_vllm.engines.trie import Trie
 from climb_vllm.models.adapters import apply_adapter, describe_adapter
 from climb_vllm.models.demo_model import DEMO_MARKER
-from climb_vllm.models.loading import fingerprint, require_hub_model, resolve_device
+from climb_vllm.models.loading import fingerprint, open_model, require_hub_model, resolve_device
 from climb_vllm.models.sources import provenance
 
 #: the in-process scoring layouts, fastest first (see the module docstring)
@@ -155,12 +156,7 @@ class LocalEngine:
                 "give a model folder with tokenizer files, or pass --tokenizer PATH_OR_ID.",
             ) from exc
         try:
-            self.model = transformers.AutoModelForCausalLM.from_pretrained(
-                str(local) if local.exists() else model,
-                revision=revision,
-                dtype=getattr(torch, dtype),
-                attn_implementation="sdpa",
-            )
+            self.model = open_model(local if local.exists() else model, revision, device, dtype)
         except Exception as exc:
             raise UserError(
                 f"Cannot load a causal language model from {model!r} ({type(exc).__name__}: "
@@ -180,6 +176,14 @@ class LocalEngine:
         self._weights = weights_fingerprint(local) if local.is_dir() else None
         self._split_head = self._check_split_head()
         self._logit_buffer: Any = None  # the head's logits, reused across passes (CPU, fp32)
+
+    def with_scorer(self, scorer: str) -> LocalEngine:
+        """This engine with another scorer, sharing the loaded model (no second copy)."""
+        if scorer not in SCORERS:
+            raise UserError(f"Unknown scorer {scorer!r}.", f"use one of {', '.join(SCORERS)}.")
+        other = copy.copy(self)
+        other.scorer, other.stats, other._tries = scorer, EngineStats(), {}
+        return other
 
     # -- scoring ---------------------------------------------------------------------------
 

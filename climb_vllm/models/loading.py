@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from climb_vllm.core.errors import UserError
 
@@ -88,3 +89,25 @@ def require_hub_model(model_id: str, revision: str | None) -> None:
             "pass a local model folder with --model PATH (download it where there is network, "
             "e.g. 'huggingface-cli download ORG/NAME --local-dir DIR').",
         )
+
+
+def open_model(model: Path | str, revision: str | None, device: str, dtype: str) -> Any:
+    """A causal language model from a folder or hub id; a shape preset's folder gets weights
+    drawn from its seed on ``device`` (see :mod:`climb_vllm.models.presets`).
+
+    Args:
+        model: the model folder or hub id.
+        revision: the hub revision (None: the default branch).
+        device: "cpu" or "cuda" (resolved).
+        dtype: a torch dtype's name (resolved).
+    """
+    import torch
+    import transformers
+
+    from climb_vllm.models.presets import load_preset_model, preset_of
+
+    if isinstance(model, Path) and preset_of(model) is not None:
+        return load_preset_model(model, device, dtype)
+    return transformers.AutoModelForCausalLM.from_pretrained(
+        str(model), revision=revision, dtype=getattr(torch, dtype), attn_implementation="sdpa"
+    )

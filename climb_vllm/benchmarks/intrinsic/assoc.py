@@ -29,7 +29,6 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import polars as pl
-from scipy import sparse
 
 from climb_vllm.core.resampling import interval
 
@@ -189,6 +188,9 @@ def level_sums(probabilities: Array, level_nodes: Mapping[str, npt.ArrayLike]) -
         if len(labels) == rows:  # every code is its own node (L5): no sum needed
             out[level] = probabilities[np.argsort(ids)]
             continue
+        # scipy only here: scoring imports this module, and the light scoring path has no scipy.
+        from scipy import sparse
+
         aggregate = sparse.csr_matrix(
             (np.ones(rows), (ids, np.arange(rows))), shape=(int(ids.max()) + 1, rows)
         )

@@ -7,6 +7,8 @@ the command line load quickly.
 from __future__ import annotations
 
 import gzip
+import importlib.util
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -252,6 +254,15 @@ class IntrinsicBenchmark:
             prompt_template=config.template,
         )
         run_intrinsic(opened, store, engine, task)
+        if importlib.util.find_spec("scipy") is None:
+            # The light scoring path (a GPU machine with torch and transformers only): the
+            # records are complete; the tables' statistics need scipy.
+            print(
+                f"records written to {store.root}; the tables need scipy: run 'climb-vllm "
+                f"report {store.root}' where climb-vllm is fully installed (pip install -e .)",
+                file=sys.stderr,
+            )
+            return Path(store.root)
         self.results(store, quiet=context.quiet or opened.display == "none")
         return Path(store.root)
 

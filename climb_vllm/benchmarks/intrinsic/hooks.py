@@ -12,6 +12,9 @@ from typing import Any
 from climb_vllm.benchmarks.base import BenchHook, PerfSettings, Synthetic, deferred
 from climb_vllm.core.errors import UserError
 
+#: Codes of the 2021 release (``--requests`` given bare measures them all).
+RELEASE_CODES = 95358
+
 
 def _scoring(_: Any, settings: PerfSettings) -> dict[str, Any]:
     from climb_vllm.benchmarks.intrinsic.perf import scoring_bench
@@ -25,6 +28,7 @@ def _scoring(_: Any, settings: PerfSettings) -> dict[str, Any]:
         settings.full_run,
         settings.row_tokens,
         settings.repeats,
+        settings.peak_tflops,
     )
 
 
@@ -39,6 +43,15 @@ def _names_growth(_: Any, settings: PerfSettings) -> dict[str, Any]:
         settings.batch_tokens,
         repeats=settings.repeats,
     )
+
+
+def _requests(codes: int, settings: PerfSettings) -> dict[str, Any]:
+    from climb_vllm.benchmarks.intrinsic.request_perf import request_building_bench
+
+    if settings.model is None:
+        raise UserError("bench --requests needs a tokenizer.", "add --model DIR (or a source).")
+    release = None if codes >= RELEASE_CODES else codes
+    return request_building_bench(settings.model, release, settings.row_tokens)
 
 
 def _assoc_coverage(replications: int, _: PerfSettings) -> dict[str, Any]:
@@ -97,6 +110,14 @@ HOOKS: tuple[BenchHook, ...] = (
         "group instead (ratios against 5)",
         _names_growth,
         value="switch",
+    ),
+    BenchHook(
+        "requests",
+        "time building the requests of the release's first N codes (all when bare) with "
+        "--model's tokenizer: every pair encoded in full, the planner by tails (cold, and warm "
+        "from its disk cache), and the token-tree layout; the plans must be identical",
+        _requests,
+        RELEASE_CODES,
     ),
     BenchHook(
         "assoc_coverage",

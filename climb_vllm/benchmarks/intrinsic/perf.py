@@ -23,6 +23,7 @@ Memory (``--full-run``): a full-release run with the default scorer in a child p
 
 from __future__ import annotations
 
+import json
 import resource
 import subprocess
 import sys
@@ -92,18 +93,16 @@ def _engine_scorer(engine: LocalEngine) -> Scorer:
     return score
 
 
-def _hflm_scorer(
-    model: Path, device: str, dtype: str, batch_tokens: int, requests: list[ScoreRequest]
-) -> tuple[Scorer, int] | None:
-    """lm-eval's HFLM on the same token ids (batch rows cut to the same token budget), or None
-    when lm_eval is not installed."""
+def _hflm_scorer(engine: LocalEngine, requests: list[ScoreRequest]) -> tuple[Scorer, int] | None:
+    """lm-eval's HFLM on the same token ids and the engine's model object (batch rows cut to
+    the same token budget), or None when lm_eval is not installed."""
     try:
         from lm_eval.models.huggingface import HFLM
     except ImportError:
         return None
     longest = max(len(r.prefix) + len(c) for r in requests for c in r.continuations)
-    batch_size = max(1, batch_tokens // longest)
-    lm = HFLM(pretrained=str(model), device=device, dtype=dtype, batch_size=batch_size)
+    batch_size = max(1, engine.batch_tokens // longest)
+    lm = HFLM(pretrained=engine.model, tokenizer=engine.tokenizer, batch_size=batch_size)
 
     def score(chosen: list[ScoreRequest]) -> list[list[float]]:
         items = [(("", ""), list(r.prefix), list(c)) for r in chosen for c in r.continuations]
@@ -177,9 +176,60 @@ def _full_run(model: Path, device: str, dtype: str, batch_tokens: int | None) ->
         seconds = time.perf_counter() - start
         if completed.returncode != 0:
             raise RuntimeError(f"full run failed:\n{completed.stderr[-2000:]}")
+        manifest = json.loads((Path(tmp) / "run" / "manifest.json").read_text())
+        phases = manifest["benchmarks"]["intrinsic"].get("phase_seconds_this_session", {})
     # ru_maxrss of finished children is in KiB on Linux: the largest child so far.
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return {"seconds": seconds, "peak_rss_gib": peak_kib / 2**20}
+    return {"seconds": seconds, "peak_rss_gib": peak_kib / 2**20, "phases": phases}
+
+
+def _throughput(
+    engine: LocalEngine, stats: Any, seconds: float, peak: float | None
+) -> dict[str, Any]:
+    """Forward tokens/s, achieved dense TFLOP/s, the fraction of the device's bf16 peak and the
+    peak memory of the tree scorer's timed call (see :mod:`climb_vllm.engines.flops`)."""
+    import torch
+
+    from climb_vllm.engines.flops import forward_flops, peak_tflops
+
+    achieved = forward_flops(engine.model, stats.forward_tokens, stats.head_rows) / seconds / 1e12
+    gpu = engine.device.type == "cuda"
+    found = peak or (peak_tflops(torch.cuda.get_device_name(engine.device)) if gpu else None)
+    memory = (
+        torch.cuda.max_memory_allocated(engine.device)
+        if gpu
+        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    )
+    return {
+        "tree_forward_tokens_per_second": stats.forward_tokens / seconds,
+        "tree_achieved_tflops": achieved,
+        "device_peak_bf16_tflops": found if found else "unknown (give --peak-tflops)",
+        "tree_fraction_of_bf16_peak": achieved / found if found else "unknown",
+        "peak_memory_gib": memory / 2**30,
+        "peak_memory_of": "GPU allocations" if gpu else "process resident set",
+    }
+
+
+def _exactness(
+    engine: LocalEngine, requests: list[ScoreRequest], values: dict[str, list[list[float]]]
+) -> dict[str, Any]:
+    """Max and mean |Δ log-prob| (nat) of each scorer (HFLM included) in the run's dtype
+    against the naive scorer on the same weights in float32 (the model is cast in place, so
+    this runs last)."""
+    import torch
+
+    if engine.dtype_name == "float32":
+        reference = values["naive"]
+    else:
+        engine.model.to(torch.float32)
+        reference_engine = engine.with_scorer("naive")
+        reference = [list(r.logprobs) for r in reference_engine.score(requests)]
+    results: dict[str, Any] = {"exactness_reference": "naive scorer, same weights, float32"}
+    for name, found in values.items():
+        diffs = [abs(a - b) for x, y in zip(found, reference) for a, b in zip(x, y)]
+        results[f"{name}_max_abs_diff_vs_fp32"] = max(diffs)
+        results[f"{name}_mean_abs_diff_vs_fp32"] = sum(diffs) / len(diffs)
+    return results
 
 
 def requests_for(tokenizer_path: Path, codes: int) -> list[ScoreRequest]:
@@ -200,6 +250,7 @@ def scoring_bench(
     full_run: bool = False,
     row_tokens: int = 256,
     repeats: int = 1,
+    peak: float | None = None,
 ) -> dict[str, Any]:
     """P1 and P2 of the four scorers on one model (and, with ``full_run``, release-wide token
     counts and a full-release run's time and memory).
@@ -215,6 +266,7 @@ def scoring_bench(
         full_run: also count release-wide tokens and time a full-release run.
         row_tokens: nodes per row of the tree scorer.
         repeats: timings per scorer; the best is kept.
+        peak: the device's dense bf16 peak in TFLOP/s (None: from the table of known GPUs).
     """
     label = str(model or "tiny demo model (built now)")
     tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -233,18 +285,9 @@ def scoring_bench(
         scorer="tree",
         row_tokens=row_tokens,
     )
-    engines = {"tree": tree} | {
-        scorer: LocalEngine(
-            str(model),
-            device=device,
-            dtype=dtype,
-            batch_tokens=tree.batch_tokens,
-            scorer=scorer,
-            row_tokens=row_tokens,
-        )
-        for scorer in SCORERS
-        if scorer != "tree"
-    }
+    # Every scorer shares the tree engine's model, and HFLM reads the same model object: one
+    # copy of the weights, so an 8B model fits beside its activations.
+    engines = {"tree": tree} | {s: tree.with_scorer(s) for s in SCORERS if s != "tree"}
     start = time.perf_counter()
     requests, pairs = _requests(tree.tokenizer, codes)
     facts = tree.describe()
@@ -261,7 +304,7 @@ def scoring_bench(
         "encode_seconds": time.perf_counter() - start,
     }
     scorers = {name: _engine_scorer(engines[name]) for name in ("naive", "prefix", "tree")}
-    hflm = _hflm_scorer(Path(model), facts["device"], facts["dtype"], tree.batch_tokens, requests)
+    hflm = _hflm_scorer(tree, requests)
     if hflm is not None:
         scorers["hflm"] = hflm[0]
         results["hflm_batch_size"] = hflm[1]
@@ -286,11 +329,14 @@ def scoring_bench(
         if baseline in seconds:
             results[f"P2_tree_speedup_vs_{baseline}"] = seconds[baseline] / seconds["tree"]
     results["P2_tree_codes_per_second"] = codes / seconds["tree"]
+    results.update(_throughput(tree, engines["tree"].stats, seconds["tree"], peak))
+    results.update(_exactness(tree, requests, values))
     if full_run:
         results.update(release_tokens(tree.tokenizer, tree.row_tokens))
         full = _full_run(Path(model), facts["device"], facts["dtype"], batch_tokens)
         results["full_run_seconds"] = full["seconds"]
         results["full_run_peak_rss_gib"] = full["peak_rss_gib"]
+        results.update({f"full_run_{k}_seconds": v for k, v in full["phases"].items()})
     if tmp is not None:
         tmp.cleanup()
     return results

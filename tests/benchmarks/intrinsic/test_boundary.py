@@ -74,3 +74,84 @@ def test_trailing_special_tokens_are_cut() -> None:
     planned = encoder.plan(["ab"], ["Yo"])
     assert planned[0].request.prefix == (0, ord("a"), ord("b"))
     assert planned[0].request.continuations == ((ord(" "), ord("Y"), ord("o")),)
+
+
+def _release_texts(codes: int) -> list[str]:
+    from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE
+    from climb_vllm.resources.ontology import load_ontology
+
+    descriptions = list(load_ontology().table["description"])
+    step = max(1, len(descriptions) // codes)  # spread over every chapter
+    return [DEFAULT_TEMPLATE.format(description=d) for d in descriptions[::step][:codes]]
+
+
+def _tails_equal_full(tokenizer: Any, codes: int) -> BoundaryEncoder:
+    from climb_vllm.resources.names import load_names
+
+    texts = _release_texts(codes)
+    names = load_names().distinct(5)
+    tails = BoundaryEncoder(tokenizer)
+    full = BoundaryEncoder(tokenizer, tails=False)
+    for start in range(0, len(texts), 500):
+        assert tails.plan(texts[start : start + 500], names) == full.plan(
+            texts[start : start + 500], names
+        )
+    assert tails.mismatched_pairs == full.mismatched_pairs
+    return tails
+
+
+def test_tails_give_the_full_encoding_with_the_tiny_tokenizer(engine: Any) -> None:
+    encoder = _tails_equal_full(engine.tokenizer, 1500)
+    assert encoder.counts.tail_texts > 0 and encoder.counts.verification_failures == 0
+
+
+def test_tails_give_the_full_encoding_with_gemma_3(real_model: Any) -> None:
+    from transformers import AutoTokenizer
+
+    encoder = _tails_equal_full(AutoTokenizer.from_pretrained(str(real_model)), 3000)
+    assert encoder.counts.tail_texts == 3000 and encoder.counts.full_texts == 0
+
+
+def test_tails_give_the_full_encoding_with_llama_3() -> None:
+    from transformers import AutoTokenizer
+
+    from climb_vllm.models.presets import tokenizer_folder
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_folder("llama3")))
+    encoder = _tails_equal_full(tokenizer, 3000)
+    assert encoder.counts.tail_texts == 3000 and encoder.counts.full_texts == 0
+
+
+class FarMergingTokenizer(MergingTokenizer):
+    """A text ending in "Zed" turns its first character into id 999: a merge far before the
+    tail, which only the full encoding shows."""
+
+    def __call__(self, texts: Any, add_special_tokens: bool = True) -> dict[str, Any]:
+        out = super().__call__(texts, add_special_tokens)
+        batch = [texts] if isinstance(texts, str) else texts
+        rows = [out["input_ids"]] if isinstance(texts, str) else out["input_ids"]
+        for text, row in zip(batch, rows):
+            if text.endswith("Zed") and text.count(" ") > 4:
+                row[1 if add_special_tokens else 0] = 999
+        return out
+
+
+def test_a_failed_verification_sends_the_call_to_the_full_path() -> None:
+    texts = ["aa bb cc dd ee", "ff gg hh ii jj"]
+    names = ["Yo", "Zed"]
+    encoder = BoundaryEncoder(FarMergingTokenizer(), verify_pairs=200)
+    planned = encoder.plan(texts, names)
+    assert encoder.counts.verification_failures == 1
+    assert encoder.counts.full_texts == 2 and encoder.counts.tail_texts == 0
+    assert planned == BoundaryEncoder(FarMergingTokenizer(), tails=False).plan(texts, names)
+    # "Zed" broke the contract (its first token changed): split at the common prefix.
+    assert encoder.mismatched_pairs == 2
+
+
+def test_short_texts_are_their_own_tail(engine: Any) -> None:
+    texts = ["Cholera:", "Flu"]
+    names = ["Esther", "Muhammad"]
+    tails = BoundaryEncoder(engine.tokenizer)
+    assert tails.plan(texts, names) == BoundaryEncoder(engine.tokenizer, tails=False).plan(
+        texts, names
+    )

@@ -25,6 +25,22 @@ def test_bench_reports_work_ratios_and_agreement(tiny_model: Path, tmp_path: Pat
         assert "not installed" in results["hflm"]
     for scorer in ("naive", "prefix", "tree"):
         assert results[f"P2_{scorer}_seconds"] > 0
+        # float32 run: the reference is the naive scorer itself.
+        assert results[f"{scorer}_max_abs_diff_vs_fp32"] < 2e-4
+        assert (
+            results[f"{scorer}_mean_abs_diff_vs_fp32"] <= results[f"{scorer}_max_abs_diff_vs_fp32"]
+        )
+    assert results["tree_achieved_tflops"] > 0 and results["peak_memory_gib"] > 0
+    assert results["tree_fraction_of_bf16_peak"] == "unknown"  # a CPU: no peak in the table
+
+
+def test_bench_in_bfloat16_states_its_distance_from_fp32(tiny_model: Path) -> None:
+    results = scoring_bench(tiny_model, codes=16, device="cpu", dtype="bfloat16", peak=2.0)
+    assert results["dtype"] == "bfloat16"
+    for scorer in ("naive", "prefix", "tree"):
+        # bf16 moves log-probs by far more than the fp32 scorers differ (see PERFORMANCE.md).
+        assert 1e-3 < results[f"{scorer}_max_abs_diff_vs_fp32"] < 2.0
+    assert results["tree_fraction_of_bf16_peak"] == results["tree_achieved_tflops"] / 2.0
 
 
 def test_release_token_counts_order_the_layouts(tiny_model: Path) -> None:

@@ -43,6 +43,15 @@ def test_end_to_end_records_and_tables(
         assert key in section
     assert section["datasets"]["icd10cm"]["release"] == "2021"
     assert section["engine"]["device"] == "cpu"
+    # Each phase's seconds are recorded, and the encoder says how it checked the boundary.
+    phases = section["phase_seconds_this_session"]
+    assert {"encode", "score", "write", "wall"} <= set(phases)
+    assert all(v >= 0 for v in phases.values())
+    assert (
+        section["boundary_this_session"]["tail_texts"]
+        + section["boundary_this_session"]["full_texts"]
+        >= 60
+    )
     metrics = json.loads((out / "results" / "intrinsic" / "metrics.json").read_text())
     assert {"table1", "table2", "table3", "table8"} <= set(metrics)
     assert [r["k"] for r in metrics["table8"]][::6] == [1, 2, 3, 4, 5]
@@ -189,3 +198,13 @@ def _check_drilldown(out: Path, records: pl.DataFrame, metrics: dict[str, Any]) 
     )["logprob"].to_list()
     assert first["ratio"] == pytest.approx(math.exp(own - sum(others) / len(others)), rel=1e-9)
     assert first["ci_low"] <= first["ratio"] <= first["ci_high"]
+
+
+def test_the_phases_are_printed_at_the_end(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = intrinsic_command(tiny_model, tmp_path / "run", "--limit", "30")
+    argv[argv.index("--display") + 1] = "plain"
+    assert main(argv) == 0
+    line = [x for x in capsys.readouterr().err.splitlines() if x.startswith("intrinsic phases:")]
+    assert len(line) == 1 and "encode" in line[0] and "score" in line[0] and "write" in line[0]
