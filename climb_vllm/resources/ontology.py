@@ -28,6 +28,7 @@ Method decisions (CLIMB paper, section 3.1, and CliBench's level computation):
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -240,10 +241,8 @@ class Ontology:
         non-billable header, its default child, descending one level at a time (None when a
         level has no default).
 
-        At each level the default child is, in this order: the child ending in "9" (ICD-10-CM's
-        "unspecified" slot: I50 -> I50.9, I82.40 -> I82.409); the first child whose title says
-        "unspecified" (H66.9 -> H66.90, E78.0 -> E78.00); the 7th-character "A" (initial
-        encounter: S06.0X9 -> S06.0X9A); the only child.
+        At each level the default child is the first that :func:`_default_child` finds, and
+        a 7th character may follow "X" placeholders (S93.02 -> S93.02XA).
         """
         if code not in self:
             return None
@@ -252,34 +251,32 @@ class Ontology:
             children = self._children(code)
             if not children:
                 return None
-            chosen = next((c for c in children if c.endswith("9")), None)
-            if chosen is None:
-                chosen = next(
-                    (c for c in children if "unspecified" in descriptions[self._index[c]].lower()),
-                    None,
-                )
-            if chosen is None and len(children[0].replace(".", "")) == 7:
-                chosen = next((c for c in children if c.endswith("A")), None)
-            if chosen is None and len(children) == 1:
-                chosen = children[0]
+            titles = [descriptions[self._index[c]].lower() for c in children]
+            chosen = _default_child(children, titles)
             if chosen is None:
                 return None
             code = chosen
         return code
 
     def _children(self, code: str) -> list[str]:
-        """The codes one level below ``code`` (one more character, ignoring the dot)."""
-        depth = len(code.replace(".", "")) + 1
+        """The codes one level below ``code``: one more character, ignoring the dot; where
+        there are none, a 7th character after "X" placeholders (S93.02 -> S93.02XA,
+        O32.1 -> O32.1XX0)."""
+        length = len(code.replace(".", ""))
         codes = self.table["code"]
         found: list[str] = []
+        placed: list[str] = []
         # Descendants follow their header in release order.
         for i in range(self._index[code] + 1, self.table.height):
             other = codes[i]
             if not other.startswith(code):
                 break
-            if len(other.replace(".", "")) == depth:
+            rest = other.replace(".", "")[length:]
+            if len(rest) == 1:
                 found.append(other)
-        return found
+            elif set(rest[:-1]) == {"X"}:
+                placed.append(other)
+        return found or placed
 
     def sex_neutral(self) -> pl.DataFrame:
         """Rows of the universe that are in neither sex-specific list."""
@@ -471,3 +468,45 @@ def export_release(out: Path) -> int:
     frame.write_parquet(tmp, compression="zstd", compression_level=19)
     tmp.replace(out)
     return int((frame["kind"] == "code").sum())
+
+
+def _unspecified(title: str) -> bool:
+    return "unspecified" in title or "not specified" in title
+
+
+def _default_child(children: list[str], titles: list[str]) -> str | None:
+    """The child a coder takes when the text says nothing more, in this order (titles in lower
+    case, row-aligned with ``children``):
+
+    1. ending in "9" and titled unspecified (I50 -> I50.9, I82.40 -> I82.409);
+    2. ending in "0" and titled unspecified (E78.0 -> E78.00, S72.0 -> S72.00, where S72.09 is
+       "other"; O32.1 -> O32.1XX0, "not applicable or unspecified"; K40.9 -> K40.90, "not
+       specified as recurrent");
+    3. ending in "9" and not titled "other", unless it is a 7th character (E11 -> E11.9,
+       "without complications"; a 7th "9" of the O chapter is "other fetus");
+    4. the first titled unspecified;
+    5. the only one titled "without" (the default when no complication is named: I25.1 ->
+       I25.10, K70.1 -> K70.10);
+    6. a 7th character "A", initial encounter (S06.0X9 -> S06.0X9A);
+    7. the only child.
+    """
+    extension = len(children[0].replace(".", "")) == 7
+    pairs = list(zip(children, titles))
+    rules: tuple[Callable[[str, str], bool], ...] = (
+        lambda c, t: c.endswith("9") and _unspecified(t),
+        lambda c, t: c.endswith("0") and _unspecified(t),
+        lambda c, t: c.endswith("9") and not extension and not t.startswith("other"),
+        lambda c, t: _unspecified(t),
+    )
+    for rule in rules:
+        chosen = next((c for c, t in pairs if rule(c, t)), None)
+        if chosen is not None:
+            return chosen
+    without = [c for c, t in pairs if "without" in t]
+    if len(without) == 1:
+        return without[0]
+    if extension:
+        chosen = next((c for c in children if c.endswith("A")), None)
+        if chosen is not None:
+            return chosen
+    return children[0] if len(children) == 1 else None

@@ -160,6 +160,13 @@ def test_billable_codes_and_the_billable_codes_under_a_header() -> None:
         ("E78.0", "E78.00"),
         ("S06.0X9", "S06.0X9A"),  # 7th character: initial encounter
         ("S72.00", "S72.009A"),  # both rules, one level at a time
+        ("S72.0", "S72.009A"),  # S72.09 is "other": the "0" titled unspecified wins
+        ("I25.1", "I25.10"),  # the one "without" child (without angina)
+        ("K70.1", "K70.10"),
+        ("K40.9", "K40.90"),  # "not specified as recurrent"
+        ("S93.02", "S93.02XA"),  # a 7th character after the "X" placeholder
+        ("O32.1", "O32.1XX0"),  # "not applicable or unspecified", not the 7th "9" (other fetus)
+        ("W01.19", None),  # W01.190 / W01.198 ("other injury"): no default
         ("Z86.71", None),  # Z86.711 / Z86.718: no default
         ("XYZ", None),
     ],
