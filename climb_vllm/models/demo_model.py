@@ -27,6 +27,16 @@ CHAT_TEMPLATE = (
 DEMO_MARKER = "CLIMB_VLLM_DEMO_MODEL.txt"
 
 
+def create_folder(out: Path) -> None:
+    """Create a model folder (and its parents); UserError naming the folder when it cannot."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"Cannot create {out}: {exc.strerror}.", "choose a writable folder."
+        ) from exc
+
+
 def build_demo_model(
     out: Path,
     *,
@@ -61,12 +71,7 @@ def build_demo_model(
             f"hidden size {hidden_size} with {heads} heads gives a head dimension below 32.",
             "use hidden_size / heads >= 32 (vLLM's CPU attention needs it).",
         )
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(
-            f"Cannot create {out}: {exc.strerror}.", "choose a writable folder."
-        ) from exc
+    create_folder(out)
 
     ontology = load_ontology("2021")
     descriptions = list(ontology.table["description"])

@@ -198,7 +198,7 @@ def build_preset(out: Path, name: str, seed: int = 0, layers: int | None = None)
     """
     import transformers
 
-    from climb_vllm.models.demo_model import DEMO_MARKER
+    from climb_vllm.models.demo_model import DEMO_MARKER, create_folder
 
     if name not in PRESETS:
         raise UserError(f"Unknown preset {name!r}.", f"use one of {', '.join(PRESETS)}.")
@@ -208,12 +208,7 @@ def build_preset(out: Path, name: str, seed: int = 0, layers: int | None = None)
         if layers < 1:
             raise UserError(f"--layers {layers} is too small.", "use 1 or more.")
         fields["num_hidden_layers"] = layers
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(
-            f"Cannot create {out}: {exc.strerror}.", "choose a writable folder."
-        ) from exc
+    create_folder(out)
     config = transformers.AutoConfig.for_model(**fields)
     config.save_pretrained(out)
     tokenizer = tokenizer_folder(preset.family)

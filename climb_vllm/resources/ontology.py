@@ -482,8 +482,9 @@ def _default_child(children: list[str], titles: list[str]) -> str | None:
     2. ending in "0" and titled unspecified (E78.0 -> E78.00, S72.0 -> S72.00, where S72.09 is
        "other"; O32.1 -> O32.1XX0, "not applicable or unspecified"; K40.9 -> K40.90, "not
        specified as recurrent");
-    3. ending in "9" and not titled "other", unless it is a 7th character (E11 -> E11.9,
-       "without complications"; a 7th "9" of the O chapter is "other fetus");
+    3. ending in "9", unless it is a 7th character (E11 -> E11.9, "without complications";
+       I26.9 -> I26.99, "other pulmonary embolism", the Index's code for a pulmonary embolism
+       NOS; a 7th "9" of the O chapter is "other fetus");
     4. the first titled unspecified;
     5. the only one titled "without" (the default when no complication is named: I25.1 ->
        I25.10, K70.1 -> K70.10);
@@ -495,7 +496,7 @@ def _default_child(children: list[str], titles: list[str]) -> str | None:
     rules: tuple[Callable[[str, str], bool], ...] = (
         lambda c, t: c.endswith("9") and _unspecified(t),
         lambda c, t: c.endswith("0") and _unspecified(t),
-        lambda c, t: c.endswith("9") and not extension and not t.startswith("other"),
+        lambda c, t: c.endswith("9") and not extension,
         lambda c, t: _unspecified(t),
     )
     for rule in rules:

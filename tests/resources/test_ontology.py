@@ -167,6 +167,7 @@ def test_billable_codes_and_the_billable_codes_under_a_header() -> None:
         ("S93.02", "S93.02XA"),  # a 7th character after the "X" placeholder
         ("O32.1", "O32.1XX0"),  # "not applicable or unspecified", not the 7th "9" (other fetus)
         ("W01.19", None),  # W01.190 / W01.198 ("other injury"): no default
+        ("I26", "I26.99"),  # no unspecified child: the "9" (other), as the Index gives
         ("Z86.71", None),  # Z86.711 / Z86.718: no default
         ("XYZ", None),
     ],
