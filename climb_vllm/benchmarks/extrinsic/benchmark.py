@@ -222,6 +222,7 @@ class ExtrinsicBenchmark:
             ReportTable("by_chapter", T["by_chapter"], 65),
             ReportTable("intersections", T["intersections"], 66),
             ReportTable("variants", T["variants"], 130),
+            ReportTable("edits", T["edits"], 135),
         )
 
     def figures(self) -> tuple[ReportFigure, ...]:

@@ -189,3 +189,26 @@ def gold_frame(
             ],
         }
     )
+
+
+def edit_summary(items: pl.DataFrame) -> pl.DataFrame:
+    """Per counterfactual (attribute, value): prompts, edits of the notes, the edits marked
+    uncertain (their referent may not be the patient: see
+    :mod:`~climb_vllm.benchmarks.extrinsic.sex_rewrite`) and their share of the edits (null
+    when nothing was edited). Placements and cases are summed."""
+    import polars as pl
+
+    return (
+        items.group_by("attribute", "value", maintain_order=True)
+        .agg(
+            pl.len().alias("prompts"),
+            pl.col("n_edits").sum().alias("edits"),
+            pl.col("n_uncertain_edits").sum().alias("uncertain_edits"),
+        )
+        .with_columns(
+            pl.when(pl.col("edits") > 0)
+            .then(pl.col("uncertain_edits") / pl.col("edits"))
+            .otherwise(None)
+            .alias("uncertain_share")
+        )
+    )

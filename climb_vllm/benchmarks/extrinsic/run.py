@@ -251,6 +251,7 @@ def write_extrinsic_report(
     """Map a run's records, write ``results/extrinsic/`` and return its metrics."""
     from climb_vllm.benchmarks.extrinsic import tables as tables_layout
     from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
+    from climb_vllm.benchmarks.extrinsic.prompts import edit_summary
     from climb_vllm.core.results import write_tables
 
     config = ExtrinsicConfig(**store.section("extrinsic").config)
@@ -270,6 +271,7 @@ def write_extrinsic_report(
     mapper = build_mapper(ontology, cases, config.index_limit, display, config.protocol)
     outputs, points = map_records(records, items, mapper)
     tables = extrinsic_tables(outputs, points, cases, ontology)
+    tables["edits"] = edit_summary(items)
     directory = results_folder(store.root, "extrinsic")
     facts = {
         "outputs": outputs.height,

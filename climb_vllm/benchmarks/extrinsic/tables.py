@@ -21,6 +21,9 @@ TITLES = {
     "intersections": "Two attributes changed at once: the joint bias (pp, as Table 4), each "
     "single change's bias over the same cases, and the interaction = joint - (first + "
     "second): 0 when the changes add up. 95% CI: bootstrap over those cases",
+    "edits": "Counterfactual notes: edits per counterfactual (cases and placements summed) and the "
+    "share marked uncertain, whose referent may not be the patient (a relative or a clinician "
+    "named nearby); each uncertain edit is in the prompts' edit log for review",
     "variants": "Per variant and placement: outputs with no parsed code and refusals (both "
     "counted as recall 0), outputs CliBench's scoring would drop, recall (%) and the share of "
     "diagnosis points per mapping method (%)",
@@ -96,7 +99,23 @@ def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, p
         "intersections": _intersections(tables.get("intersections", pl.DataFrame()), model),
         "table7": table7,
         "variants": shown,
+        "edits": _edits(tables.get("edits", pl.DataFrame()), model),
     }
+
+
+def _edits(frame: pl.DataFrame, model: str) -> pl.DataFrame:
+    """The counterfactual edits table as shown."""
+    if frame.height == 0:
+        return frame
+    return frame.select(
+        pl.lit(model).alias("Model"),
+        pl.col("attribute").alias("Attribute"),
+        pl.col("value").alias("Value"),
+        pl.col("prompts").alias("Prompts"),
+        pl.col("edits").alias("Edits"),
+        pl.col("uncertain_edits").alias("Uncertain edits"),
+        _pct("uncertain_share").alias("Uncertain (%)"),
+    )
 
 
 def _by_chapter(

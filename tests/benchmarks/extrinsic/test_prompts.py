@@ -101,3 +101,22 @@ def test_clibench_layout(ontology_2021) -> None:  # type: ignore[no-untyped-def]
     system, folded, _ = turns(default, case, "clibench", "mistralai/Mistral-7B-Instruct-v0.2")
     assert system == ""
     assert folded == f"{SYSTEM_ROLE}\n{TASK_INSTRUCTION}\n\n{prompt}"
+
+
+def test_the_edit_summary_counts_uncertain_edits_per_counterfactual() -> None:
+    from climb_vllm.benchmarks.extrinsic.prompts import edit_summary
+
+    items = pl.DataFrame(
+        {
+            "attribute": ["default", "sex", "sex", "insurance"],
+            "value": ["", "female", "female", "Medicaid"],
+            "n_edits": [0, 4, 6, 0],
+            "n_uncertain_edits": [0, 1, 0, 0],
+        }
+    )
+    summary = edit_summary(items)
+    assert summary.rows() == [
+        ("default", "", 1, 0, 0, None),
+        ("sex", "female", 2, 10, 1, 0.1),
+        ("insurance", "Medicaid", 1, 0, 0, None),
+    ]

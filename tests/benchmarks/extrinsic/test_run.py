@@ -51,7 +51,14 @@ def test_end_to_end_with_samples(tiny_model: Path, tmp_path: Path) -> None:
     variants = pl.read_parquet(out / "records" / "extrinsic" / "variants.parquet")
     assert variants.height == (8 + 8 + 6) * 2 and "edits" in variants.columns
     results = out / "results" / "extrinsic"
-    for name in ("table4.csv", "table5.csv", "table7.csv", "variants.csv", "tables.md"):
+    for name in (
+        "table4.csv",
+        "table5.csv",
+        "table7.csv",
+        "variants.csv",
+        "edits.csv",
+        "tables.md",
+    ):
         assert (results / name).exists(), name
     points = pl.read_parquet(results / "points.parquet")
     # Random answers may hold any of the mapper's routes (a negation, for one).
