@@ -70,15 +70,6 @@ def _at_least_fp32(logits: Any) -> Any:
     return logits.to(torch.promote_types(logits.dtype, torch.float32))
 
 
-def _result(trie: Trie, values: Sequence[float]) -> ScoreResult:
-    """A request's result from its reads' log-probs, in the trie's read order."""
-    per_token, cursor = [], 0
-    for reads in trie.reads:
-        per_token.append(tuple(values[cursor : cursor + len(reads)]))
-        cursor += len(reads)
-    return ScoreResult(tuple(float(sum(v)) for v in per_token), tuple(per_token))
-
-
 class LocalEngine:
     """A transformers model in this process.
 
@@ -236,7 +227,7 @@ class LocalEngine:
             values = self._tree_batch(prefixes, trie)
             self.stats.forward_tokens += sum(lengths[i] for i in batch)
             for b, i in enumerate(batch):
-                results[i] = _result(trie, values[b])
+                results[i] = trie.result(values[b])
         return [r for r in results if r is not None]
 
     def _score_heads(self, requests: Sequence[ScoreRequest]) -> list[ScoreResult]:
@@ -280,7 +271,7 @@ class LocalEngine:
             for row in batch:
                 for i in row.requests:
                     count = sum(len(reads) for reads in tries[i].reads)
-                    results[i] = _result(tries[i], values[cursor : cursor + count])
+                    results[i] = tries[i].result(values[cursor : cursor + count])
                     cursor += count
             start = end
         return [r for r in results if r is not None]

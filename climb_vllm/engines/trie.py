@@ -7,7 +7,10 @@ share nodes, so each distinct partial name is computed once per prefix, by any e
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from climb_vllm.engines.base import ScoreResult
 
 
 @dataclass(frozen=True)
@@ -65,3 +68,11 @@ class Trie:
         if row == 0:
             return ()
         return tuple(self.tokens[m] for m in self.ancestors[row - 1])
+
+    def result(self, values: Sequence[float]) -> ScoreResult:
+        """A request's result from its reads' log-probs, given in this trie's read order."""
+        per_token, cursor = [], 0
+        for reads in self.reads:
+            per_token.append(tuple(values[cursor : cursor + len(reads)]))
+            cursor += len(reads)
+        return ScoreResult(tuple(float(sum(v)) for v in per_token), tuple(per_token))
