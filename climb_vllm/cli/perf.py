@@ -26,6 +26,11 @@ def _print(results: dict[str, Any], path: Path | None) -> None:
 
 def settings(args: argparse.Namespace) -> PerfSettings:
     """The shared settings of every measurement, from the parsed options."""
+    if args.peak_tflops is not None and not args.peak_tflops > 0:
+        raise UserError(
+            f"--peak-tflops {args.peak_tflops} is not a peak.",
+            "give the device's dense bf16 peak in TFLOP/s, a number above 0 (e.g. 989).",
+        )
     return PerfSettings(
         model=args.model,
         codes=args.codes,

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from climb_vllm.core.errors import UserError
+
 CHUNK = 1024
 
 
@@ -43,7 +45,14 @@ def request_building_bench(model: Path, codes: int | None, row_tokens: int) -> d
     from climb_vllm.resources.names import load_names
     from climb_vllm.resources.ontology import load_ontology
 
-    tokenizer = AutoTokenizer.from_pretrained(resolve(str(model)))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(resolve(str(model)))
+    except (OSError, ValueError) as exc:
+        raise UserError(
+            f"Cannot load a tokenizer from {model} ({type(exc).__name__}).",
+            "pass --model a model folder with tokenizer files, or a model source such as "
+            "gemma-3-270m.",
+        ) from exc
     descriptions = list(load_ontology().table["description"])[:codes]
     names = load_names().distinct(5)
     chunks = [

@@ -105,3 +105,19 @@ def test_names_growth_bench_scores_every_k_on_shared_descriptions(
     totals = [p * results[f"K{k}_pairs"] for p, k in zip(per_pair, (5, 10, 20, 50))]
     assert totals == sorted(totals)
     assert max(per_pair) < 2.0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["bench", "--codes", "4", "--peak-tflops", "-5"], "is not a peak"),
+        (["bench", "--requests", "--model", "/nonexistent"], "Cannot load a tokenizer"),
+        (["bench", "--requests"], "needs a tokenizer"),
+    ],
+)
+def test_bad_bench_options_are_one_error(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) != 0
+    err = capsys.readouterr().err
+    assert message in err and "Fix:" in err and "Traceback" not in err
