@@ -167,7 +167,7 @@ def plan_chunk(
 
     With a ``cache``, a stored plan is read instead, and a plan is stored when the encoder had
     to encode pairs in full for it: reading a plan back is slower than planning by tails
-    (``bench --requests``), and 30 to 60 times faster than the full path.
+    (``bench --requests``), and 8 to 14 times faster than the full path.
     """
     texts = [template.format(description=descriptions[code]) for code in codes]
     planned = cache.load(texts, names) if cache is not None else None
@@ -242,7 +242,7 @@ def run_intrinsic(
     Three phases overlap: a worker encodes the next chunk (Rust, outside the GIL) and another
     builds and writes the previous chunk's records while the engine scores the current one, so
     the wall time is close to the longest phase rather than their sum. Each phase's seconds are
-    written to the run record (``phase_seconds``) and printed at the end.
+    written to the run record (``phase_seconds_this_session``) and printed at the end.
     """
     descriptions = dict(zip(task.ontology.table["code"], task.ontology.table["description"]))
     encoder = BoundaryEncoder(engine.tokenizer)
