@@ -22,14 +22,16 @@ mitral regurgitation, "MS" mitral stenosis or multiple sclerosis, "HE" hepatic e
 clinical terms that hold a sex word ("male pattern baldness", "female factor infertility").
 In an all-capitals line the pronouns and nouns change, except before a colon or inside brackets.
 
-**Referents.** A pronoun can mean someone other than the patient ("His father had an MI; he
-had a CABG"). Two rules keep such pronouns: in a family-history line ("FH:", "Family history:")
-and in a sentence whose subject is a relative of the same sex ("Father died when he was 60"),
-the pronouns after the relative are left alone, except a possessive right before a relative
-("his father" is the patient's). Any other pronoun edit after a possible other referent in the
-same sentence (a relative of the same sex, a clinician, a friend) is made but marked
-``uncertain`` in the log, so a reader can review exactly those. The labelled sentences in
-``tests/golden/counterfactual/`` measure both.
+**Referents.** A pronoun, a title, "man"/"woman" or "sir"/"ma'am" can mean someone other than
+the patient ("His father had an MI; he had a CABG", "her brother, Mr. Cole", "the nurse reports
+that he gave him ..."). In a family-history line ("FH:", "Family history:") and in a sentence
+whose subject is a relative of the same sex ("Father died when he was 60") the pronouns after
+the relative are left alone, except a possessive right before a relative ("his father" is the
+patient's). Every other such word goes through :mod:`~climb_vllm.benchmarks.extrinsic.
+referents`, which keeps a clinician's, a relative's or a stranger's, and marks an edit
+``uncertain`` in the log where it decided by default while another person of the patient's sex
+is in the sentence, so a reader can review exactly those. The labelled sentences in
+``tests/golden/counterfactual/`` measure both (PERFORMANCE.md).
 
 A well-kept part-of-speech tagger would tell object from possessive "her" in general, but none
 installs offline from the package registry with its model from the authors (the spaCy and NLTK
@@ -41,6 +43,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from climb_vllm.benchmarks.extrinsic import referents
+from climb_vllm.benchmarks.extrinsic.referents import SentenceReader
 
 _MALE_TO_FEMALE = {
     "he": "she",
@@ -76,8 +81,10 @@ _FEMALE_TO_MALE = {
 }
 _HONORIFICS = frozenset({"mr", "ms", "mrs", "miss"})
 _PRONOUNS = frozenset({"he", "him", "himself", "his", "she", "her", "herself", "hers"})
+_PEOPLE = frozenset({"man", "men", "woman", "women", "gentleman", "gentlemen", "lady", "ladies"})
 # Words, "ma'am" whole; not glued to digits or letters ("MEN2A", "100m", the "s" of "He's").
-_WORD = re.compile(r"(?<![A-Za-z0-9'’])(?:[Mm]a['’]am|[A-Za-z]+)(?![A-Za-z0-9])")
+# A quote mark opens a word ("'Sir, ...") unless it follows a letter ("He's").
+_WORD = re.compile(r"(?<![A-Za-z0-9’])(?<![A-Za-z0-9]['’])(?:[Mm]a['’]am|[A-Za-z]+)(?![A-Za-z0-9])")
 _AGE_SEX = re.compile(
     r"(\b\d{1,3}\s*(?:y/?o|yo|y\.o\.|-?\s?years?[- ]old|-?\s?yr[- ]old|yrs?)\s*,?\s*)([MF])\b"
     r"|(\b(?:sex|gender)\s*[:=]\s*)([MF])\b",
@@ -104,6 +111,7 @@ _OBJECT_NEXT = frozenset(
     "about to for on in at with from that and or but again today yesterday tonight tomorrow "
     "back home up down out off over as if when while since because into onto through this "
     "well now immediately twice once daily regularly so too than of by via after before "
+    "overnight every each hourly nightly weekly here there "
     "a an the some any another these those no".split()
 )
 # After "her" and a number: a dose, so "her" is the object ("transfused her 2 units").
@@ -121,7 +129,7 @@ _OBJECT_VERBS = frozenset(
     "gave give gives giving given offered offer offers told tell tells telling showed show "
     "shows taught teach handed hand brought bring brings asked ask asks let lets made make "
     "helped help helps bought sent send owe promised advised instructed reassured "
-    "encouraged allowed allow informed counseled counselled thanked".split()
+    "encouraged allowed allow informed counseled counselled thanked found find finds".split()
 )
 # After "her": a word a person has, so "her" is possessive even after such a verb.
 _POSSESSED = frozenset(
@@ -200,8 +208,16 @@ def _previous_word(text: str, start: int) -> str | None:
 def _her(text: str, start: int, end: int) -> str:
     """ "his" or "him" for a female -> male "her" (see the module docstring)."""
     following = _next_word(text, end)
+    if following == "home" and re.match(
+        r"[ \t]+home[ \t]+(?:health|med|oxygen|o2|dose|care)", text[end : end + 20], re.I
+    ):
+        return "his"  # "her home health nurse", "her home medications"
     if following is None or following in _OBJECT_NEXT:
         return "him"
+    if following in ("last", "next") and re.match(
+        r"[ \t]+\w+[ \t]+(?:week|night|month|year|time|visit)\b", text[end : end + 30]
+    ):
+        return "him"  # "saw her last week" (but "her last dose")
     if following.endswith("ly") and following not in _LY_ADJECTIVES:
         return "him"  # an adverb: "examined her carefully"
     if following.isdigit():
@@ -241,10 +257,13 @@ def _protected(text: str, start: int, end: int, word: str) -> bool:
     return False
 
 
-def _referent(text: str, start: int, key: str, male_patient: bool) -> tuple[bool, bool]:
+def _referent(
+    text: str, start: int, key: str, male_patient: bool, reader: SentenceReader
+) -> tuple[bool, bool]:
     """(keep, uncertain) for a pronoun at ``start``: keep it when it refers to a relative of
-    the patient's sex (family-history line, relative as the sentence's subject); uncertain when
-    another person is named before it in its sentence."""
+    the patient's sex (family-history line, relative as the sentence's subject) or to another
+    third party (:mod:`~climb_vllm.benchmarks.extrinsic.referents`); uncertain when that
+    module's rules fall back on a default while another person is in the sentence."""
     same_kin = _KIN_MALE if male_patient else _KIN_FEMALE
     sentence = text[_sentence_start(text, start) : start]
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", sentence)]
@@ -258,10 +277,10 @@ def _referent(text: str, start: int, key: str, male_patient: bool) -> tuple[bool
     # A relative as the sentence's subject, not the patient's possessive before it: "Father
     # died when he was 60", "The patient's brother ... he" (but "His son ... him" is the patient).
     lead = [w for w in words[:3] if w not in ("the", "patient", "pt", "s")]
-    if lead and lead[0] in same_kin:
+    if lead and lead[0] in same_kin and key not in ("him", "her", "his"):
         return True, False
-    uncertain = any(w in same_kin or w in _OTHERS for w in words)
-    return False, uncertain
+    decision = reader.decision(start)
+    return decision.third, decision.uncertain
 
 
 def swap_sex(text: str, to: str = "female", section: str = "note") -> tuple[str, list[Edit]]:
@@ -276,6 +295,7 @@ def swap_sex(text: str, to: str = "female", section: str = "note") -> tuple[str,
     letter = "F" if to == "female" else "M"
     edits: list[Edit] = []
     taken: set[int] = set()
+    readers: dict[int, referents.SentenceReader] = {}
     for match in _AGE_SEX.finditer(text):
         group = 2 if match.group(2) is not None else 4
         if match.group(group).upper() != letter and match.group(group).isupper():
@@ -307,9 +327,20 @@ def swap_sex(text: str, to: str = "female", section: str = "note") -> tuple[str,
         if key in _HONORIFICS:
             if word != word.capitalize() or not re.match(r"\.?\s+[A-Z_\[]", text[end : end + 4]):
                 continue  # "mr" in prose, or no name after it: not a title
+            if referents.title_is_third_party(text, start, end):
+                continue
+        if key in _PEOPLE and referents.noun_is_third_party(text, start):
+            continue
+        if key in ("sir", "ma'am") and referents.address_is_third_party(text, start):
+            continue
         uncertain = False
         if key in _PRONOUNS:
-            keep, uncertain = _referent(text, start, key, male_patient=to == "female")
+            lo, _ = referents.sentence_bounds(text, start)
+            if lo not in readers:
+                readers[lo] = referents.SentenceReader(
+                    text, start, to == "female", lambda s, e: _her(text, s, e) == "him"
+                )
+            keep, uncertain = _referent(text, start, key, to == "female", readers[lo])
             if keep:
                 continue
         edits.append(Edit(section, start, word, _match_case(word, replacement), uncertain))

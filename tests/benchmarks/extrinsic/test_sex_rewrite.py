@@ -12,7 +12,8 @@ import pytest
 
 from climb_vllm.benchmarks.extrinsic.sex_rewrite import swap_sex
 
-LABELLED = Path(__file__).parents[2] / "golden" / "counterfactual" / "sex_rewrite.jsonl"
+GOLDEN_DIR = Path(__file__).parents[2] / "golden" / "counterfactual"
+LABELLED = GOLDEN_DIR / "sex_rewrite.jsonl"
 
 GOLDEN = [
     ("He reports chest pain.", "She reports chest pain."),
@@ -93,8 +94,15 @@ def test_female_to_male_traps(before: str, after: str) -> None:
 def test_pronouns_of_a_relative_are_kept_and_others_flagged() -> None:
     text, edits = swap_sex("Father died of MI when he was 60. He has CAD.")
     assert text == "Father died of MI when he was 60. She has CAD."
-    _, edits = swap_sex("Dr. Patel saw him and he agreed.")
-    assert [e.uncertain for e in edits] == [True, True]
+    # The sentence is about Dr. Patel: "he agreed" is Dr. Patel's; "him" is the patient's,
+    # uncertain because another man may be meant.
+    text, edits = swap_sex("Dr. Patel saw him and he agreed.")
+    assert text == "Dr. Patel saw her and he agreed."
+    assert [e.uncertain for e in edits] == [True]
+    # About the patient, with a clinician named: the later "he" is made, and marked.
+    text, edits = swap_sex("He told Dr. Patel about the pain and then he left.")
+    assert text == "She told Dr. Patel about the pain and then she left."
+    assert [e.uncertain for e in edits] == [False, True]
     _, edits = swap_sex("He agreed.")
     assert [e.uncertain for e in edits] == [False]
 
@@ -142,3 +150,23 @@ def test_labelled_sentences_meet_the_targets() -> None:
     print(json.dumps(score))
     assert score["fact_changes"] == 0
     assert score["edit_accuracy"] >= 0.98
+
+
+#: Edit accuracy floors on the excerpts with third parties (PERFORMANCE.md has the history):
+#: the development set the referent rules were written on; the first held-out set, measured
+#: once (0.796) and then used to revise the rules; the second, written before that revision
+#: and measured once (0.806; 0.839 after generic fixes made on seeing its errors).
+THIRD_PARTY_FLOORS = {
+    "third_parties_development.jsonl": 0.97,
+    "third_parties_held_out.jsonl": 0.92,
+    "third_parties_held_out_2.jsonl": 0.83,
+}
+
+
+@pytest.mark.parametrize("name", sorted(THIRD_PARTY_FLOORS))
+def test_third_party_excerpts_meet_their_floors(name: str) -> None:
+    rows = [json.loads(line) for line in (GOLDEN_DIR / name).read_text().splitlines() if line]
+    assert len(rows) >= 59 and {r["to"] for r in rows} == {"female", "male"}
+    score = score_labelled(rows)
+    print(name, json.dumps(score))
+    assert score["edit_accuracy"] >= THIRD_PARTY_FLOORS[name]
