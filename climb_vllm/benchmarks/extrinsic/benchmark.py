@@ -35,6 +35,12 @@ def _mapping_bench(count: int, _: PerfSettings) -> dict[str, Any]:
     return mapping_bench(count)
 
 
+def _index_build_bench(count: int, _: PerfSettings) -> dict[str, Any]:
+    from climb_vllm.benchmarks.extrinsic.perf import index_build_bench
+
+    return index_build_bench(count)
+
+
 def _mapping_accuracy_bench(resamples: int, _: PerfSettings) -> dict[str, Any]:
     from climb_vllm.benchmarks.extrinsic.mapping_accuracy import mapping_accuracy_bench
 
@@ -165,6 +171,13 @@ class ExtrinsicBenchmark:
     )
     bench_hooks: tuple[BenchHook, ...] = (
         BenchHook("mapping", "measure ICD mapping speed on N texts instead", _mapping_bench),
+        BenchHook(
+            "index_build",
+            "time a first run's index build of N codes (default: the whole release) in "
+            "float32 and in bfloat16, and compare their answers",
+            _index_build_bench,
+            default=95358,
+        ),
         BenchHook(
             "mapping_accuracy",
             "measure ICD mapping accuracy on the labelled clinician "

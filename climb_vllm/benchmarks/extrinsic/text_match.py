@@ -190,14 +190,9 @@ class TextMatcher:
             return _Plan(read.kind, within_z=within_z, exact_only=exact_only)
         return _Plan(read.kind, general=readings)
 
-    def _fitting(
-        self, reading: str, qualifier: str, sims: np.ndarray, rows: np.ndarray
-    ) -> tuple[float, int]:
-        """(similarity, row) of the nearest name that fits ``reading``, else of the nearest."""
-        for sim, row in zip(sims, rows):
-            if row >= 0 and fits(reading, qualifier, self.index.codes[row], self.index.titles[row]):
-                return float(sim), int(row)
-        return float(sims[0]), int(rows[0])
+    def _accept(self, reading: str, qualifier: str) -> Callable[[int], bool]:
+        """Whether a row's name fits ``reading`` (:func:`fits`)."""
+        return lambda row: fits(reading, qualifier, self.index.codes[row], self.index.titles[row])
 
     def leaf(self, code: str) -> str:
         """``code``, or its default billable code when it is a header that has one."""
@@ -231,10 +226,11 @@ class TextMatcher:
         best: dict[tuple[bool, str], tuple[float, int]] = {}
         qualifier_of = {r: p.qualifier for p in plans.values() for r in p.general}
         if general:
-            sims, rows = self.index.search(self.encoder.encode(general), CANDIDATES)
-            for reading, sim_row, row_row in zip(general, sims, rows):
-                qualifier = qualifier_of[reading]
-                best[(False, reading)] = self._fitting(reading, qualifier, sim_row, row_row)
+            # The nearest name that fits the reading among its CANDIDATES nearest, else the nearest.
+            accepts = [self._accept(r, qualifier_of[r]) for r in general]
+            answers = self.index.nearest_accepted(self.encoder.encode(general), accepts, CANDIDATES)
+            for reading, answer in zip(general, answers):
+                best[(False, reading)] = answer
         if within_z:
             sims_z, rows_z = self.index.search_rows(self.encoder.encode(within_z), self.z_rows)
             for reading, sim, row in zip(within_z, sims_z, rows_z):

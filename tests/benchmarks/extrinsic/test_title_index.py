@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from climb_vllm.benchmarks.extrinsic.title_index import build_or_load
+from climb_vllm.benchmarks.extrinsic import title_index
+from climb_vllm.benchmarks.extrinsic.title_index import (
+    APPROXIMATION_ERROR,
+    PRECISION_VARIABLE,
+    VERIFY_SHARE,
+    build_or_load,
+)
 from climb_vllm.core.errors import UserError
 
 
 class _NoEncoder:
     """Stands in for the encoder where the cache must be hit: any use fails the test."""
 
-    def encode(self, texts, batch_size=128):  # type: ignore[no-untyped-def]
+    def encode(self, texts, batch_size=128, bfloat16=False):  # type: ignore[no-untyped-def]
         raise AssertionError("the cache should have been used")
 
 
 def test_cache_is_reused_and_matches_fresh_embeddings(  # type: ignore[no-untyped-def]
-    ontology_2021, encoder, tmp_path: Path
+    ontology_2021, encoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv(PRECISION_VARIABLE, "float32")
     codes = ["I10", "E11.9", "J18.9", "N17.9"]
     built = build_or_load(ontology_2021, codes, encoder, cache=tmp_path, display="none")
     assert built.path is not None and built.path.exists()
@@ -52,3 +60,56 @@ def test_unknown_codes_and_unwritable_cache_are_clear_errors(  # type: ignore[no
     blocker.write_text("")
     with pytest.raises(UserError, match="CLIMB_VLLM_CACHE"):
         build_or_load(ontology_2021, ["I10"], encoder, cache=blocker / "sub", display="none")
+
+
+def test_bfloat16_cache_answers_as_float32_and_float32_cache_wins(  # type: ignore[no-untyped-def]
+    ontology_2021, encoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    codes = [c for c in ontology_2021.codes if c.startswith(("I2", "I5", "J4"))][:600]
+    monkeypatch.setenv(PRECISION_VARIABLE, "bfloat16")
+    rough = build_or_load(ontology_2021, codes, encoder, cache=tmp_path, display="none", names=True)
+    assert rough.approximate is not None and rough.path is not None
+    assert rough.path.name.endswith(".bf16.npy")
+    check = json.loads(rough.path.with_suffix(".json").read_text())["bfloat16_check"]
+    assert 0 < check["max_distance"] <= APPROXIMATION_ERROR * VERIFY_SHARE
+    # The vectors really are approximate: they differ from float32 ones by more than rounding.
+    exact_vectors = encoder.encode(rough.titles[:50])
+    assert np.abs(rough.embeddings[:50] - exact_vectors).max() > 1e-4
+    monkeypatch.setenv(PRECISION_VARIABLE, "float32")
+    exact = build_or_load(ontology_2021, codes, encoder, cache=tmp_path, display="none", names=True)
+    assert exact.approximate is None and exact.path is not None
+    assert not exact.path.name.endswith(".bf16.npy")
+    queries = encoder.encode(
+        ["heart attack", "chest pain on exertion", "asthma flare", "CHF", "angina", "copd"]
+    )
+    for k in (1, 5):
+        rough_sims, rough_rows = rough.search(queries, k)
+        exact_sims, exact_rows = exact.search(queries, k)
+        np.testing.assert_array_equal(rough_rows, exact_rows)
+        np.testing.assert_allclose(rough_sims, exact_sims, atol=1e-6)
+    assert rough.rescorer.embedded > 0
+    assert rough.describe()["vectors"].startswith("bfloat16")
+    # Once a float32 cache exists it is used whatever the setting.
+    monkeypatch.setenv(PRECISION_VARIABLE, "bfloat16")
+    again = build_or_load(ontology_2021, codes, _NoEncoder(), cache=tmp_path, display="none")  # type: ignore[arg-type]
+    assert again.approximate is None
+
+
+def test_a_failed_bfloat16_check_falls_back_to_float32(  # type: ignore[no-untyped-def]
+    ontology_2021, encoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PRECISION_VARIABLE, "bfloat16")
+    monkeypatch.setattr(title_index, "APPROXIMATION_ERROR", 1e-9)
+    built = build_or_load(ontology_2021, ["I10", "E11.9"], encoder, cache=tmp_path, display="none")
+    assert built.approximate is None and built.path is not None and built.path.exists()
+    meta = json.loads(built.path.with_suffix(".json").read_text())
+    assert meta["bfloat16_check"]["max_distance"] > 1e-9
+
+
+@pytest.mark.parametrize("value", ["fp8", "half"])
+def test_an_unknown_precision_is_one_error_naming_the_choices(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PRECISION_VARIABLE, value)
+    with pytest.raises(UserError, match="auto, float32 or bfloat16"):
+        title_index.index_precision()

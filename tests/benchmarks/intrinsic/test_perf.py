@@ -72,7 +72,7 @@ def test_bench_command_writes_json(tiny_model: Path, tmp_path: Path) -> None:
     assert json.loads(out.read_text())["codes"] == 24
 
 
-@pytest.mark.parametrize("option", ["--grading", "--mapping"])
+@pytest.mark.parametrize("option", ["--grading", "--mapping", "--index-build"])
 def test_bench_sizes_below_one_are_refused(option: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", option, "0"]) == 2
     assert f"{option} must be at least 1" in capsys.readouterr().err
