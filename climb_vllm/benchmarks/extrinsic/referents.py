@@ -14,25 +14,36 @@ or a line break) and call such a person a *third party*:
 - **"man"/"woman"** after a preposition or "another" ("assaulted by a man", "a room with an
   older man"), or "the man" after such a one, is a third party.
 - **Subject pronouns** ("he", "she") are resolved in order, the first rule that applies:
-  1. no third party before it in the sentence: the patient;
-  2. "<pronoun> is/was the patient's <relative or role>": the third party;
+  1. "<pronoun> is/was the patient's <relative or role>": the third party;
+  2. no third party before it in the sentence: the patient;
   3. "when <pronoun> was <age>": whoever the sentence is about (its first person);
-  4. a state of the patient follows: "has/had <something>" (possession), "is/was <state>", or
-     a verb such as "needs", "tolerated", "denies", "fell", "felt <adjective>": the patient;
-  5. the sentence is about a third party (its first person is one: "Dr. Jensen saw the patient;
-     he ordered ...", "His son found him and he called 911"), or the pronoun reports what a
-     third party said ("the nurse reports that he ...", "Dr. Lowe says she herself ..."): the
-     third party;
-  6. otherwise the patient, marked uncertain.
+  4. "asked him whether he ...": the one asked, the patient;
+  5. right after a reporting verb whose subject is the patient ("he told the doctor that
+     he ...", "she was told she ..."): the patient;
+  6. a verb only a patient does follows ("tolerated", "needs", "signed", "had missed", "felt
+     dizzy"): the patient;
+  7. in a third party's report ("the nurse reports that he ...", "Dr. Osei, who thinks
+     she ...", or "and he ..." going on with such a report): the third party when they do
+     something to the patient in it ("he gave him") or stress themselves ("she herself");
+     else the patient when a state follows ("has been falling", "was febrile"); else the third
+     party;
+  8. the sentence is about a third party (its first person is one: "Dr. Jensen saw the
+     patient; he ordered ...", "His son found him and he called 911"): the third party;
+  9. its clause has a pronoun object of the same sex ("she says she trusts her"): the
+     patient, and the object is the other person;
+  10. a state follows ("has gout", "is alone"): the patient;
+  11. otherwise the patient, marked uncertain.
 - **Object pronouns and possessives** are the patient's, except that a pronoun object of a
   clause whose subject pronoun is of the same sex names the other person (a pronoun object is
   never its own subject: "the nurse reports that he gave him ..." - one of them is the
-  patient, the other is not), and "his/her own" follows its subject.
+  patient, the other is not); "his/her own" follows its subject, and "in his opinion" the
+  sentence's first person.
 
-Every decision that rests on rule 6, or on the default for an object or possessive while a
+Every decision that rests on rule 11, or on the default for an object or possessive while a
 third party is in the sentence, is uncertain. The rules were written on
-``tests/golden/counterfactual/third_parties_development.jsonl`` and measured on the held-out
-``third_parties_held_out.jsonl``, written before them (PERFORMANCE.md).
+``tests/golden/counterfactual/third_parties_development.jsonl``, measured once on
+``third_parties_held_out.jsonl`` (written before them) and revised on its errors, then measured
+on ``third_parties_held_out_2.jsonl``, written before that revision (PERFORMANCE.md).
 """
 
 from __future__ import annotations
@@ -357,37 +368,37 @@ class SentenceReader:
     def _subject(self, i: int) -> Decision:
         after = [w.key for w in self.words[i + 1 : i + 5]]
         if after[:3] in (["is", "the", "patient's"], ["was", "the", "patient's"]):
-            return Decision(True)  # rule 2
+            return Decision(True)  # rule 1
         if not self._third_before(i):
-            return Decision(False)  # rule 1
+            return Decision(False)  # rule 2
         before = [w.key for w in self.words[max(0, i - 1) : i]]
         if before == ["when"] and after[:1] in (["was"], ["were"]):
             if re.match(r"\s+\w+\s+\d", self.text[self.words[i].end : self.words[i].end + 12]):
                 return Decision(bool(self._first_person()))  # rule 3
         if before and before[0] in ("whether", "if") and i >= 2:
             if self._pronoun_kind(i - 2) == "object":
-                return Decision(False)  # "asked him whether he had chest pain"
+                return Decision(False)  # rule 4: "asked him whether he had chest pain"
         reporter = self._reporter(i)
         self.reported[i] = bool(reporter)
         if reporter is False:
-            return Decision(False)  # what the patient says or is told is about the patient
+            return Decision(False)  # rule 5: what the patient says or is told
         state = self._states(i)
         if state == "strong":
-            return Decision(False)  # rule 4: "tolerated", "needs", "signed", "felt dizzy"
+            return Decision(False)  # rule 6: "tolerated", "needs", "signed", "felt dizzy"
         if reporter:
-            # What a third party reports: about themselves when they do something to the
+            # Rule 7, what a third party reports: about themselves when they do something to the
             # patient or stress themselves ("he gave him", "she herself"), else a state of
             # the patient ("says she has been falling"), else what they will do.
             if self._object_follows(i) or self._emphatic(i):
                 return Decision(True)
             return Decision(state is None)
         if self._first_person():
-            return Decision(True)  # rule 5: the sentence is about the third party
+            return Decision(True)  # rule 8: the sentence is about the third party
         if self._object_follows(i):
-            return Decision(False)  # the patient does something to the third party
+            return Decision(False)  # rule 9: the patient does something to the third party
         if state:
-            return Decision(False)
-        return Decision(False, uncertain=True)  # rule 6
+            return Decision(False)  # rule 10
+        return Decision(False, uncertain=True)  # rule 11
 
     def _states(self, i: int) -> str | None:
         """What the clause after subject pronoun ``i`` says: "strong" for a verb only a
@@ -482,7 +493,6 @@ class SentenceReader:
 
     def _other(self, i: int, kind: str) -> Decision:
         """Objects, possessives and reflexives (after the subjects are decided)."""
-        word = self.words[i]
         third_before = self._third_before(i)
         subject = self._clause_subject(i)
         following = self.words[i + 1].key if i + 1 < len(self.words) else ""
@@ -494,9 +504,6 @@ class SentenceReader:
         if kind == "object" and subject is not None and third_before:
             # A pronoun object is never its clause's subject: the other one of the two.
             return Decision(not subject.third)
-        if kind == "object" and subject is not None and subject.third:
-            return Decision(False)
-        del word
         return Decision(False, uncertain=third_before)
 
     def _clause_subject(self, i: int) -> Decision | None:
