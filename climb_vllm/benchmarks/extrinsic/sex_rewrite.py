@@ -144,10 +144,6 @@ _KIN_MALE = frozenset(
 _KIN_FEMALE = frozenset(
     "mother mom sister daughter grandmother aunt niece wife girlfriend stepmother".split()
 )
-_OTHERS = frozenset(
-    "dr doctor physician surgeon pcp provider nurse friend roommate partner spouse neighbor "
-    "neighbour coworker caregiver attending resident cardiologist oncologist".split()
-)
 _FAMILY_LINE = re.compile(r"^\s*(?:fh|fhx|family\s+(?:history|hx))\b", re.IGNORECASE)
 # A sentence ends at ; ! ? a line break, or a full stop before white space that does not close
 # an abbreviation ("Dr. Patel", "E. coli").

@@ -402,6 +402,7 @@ def build_or_load(
     cache: Path | None = None,
     display: str = "rich",
     names: bool = False,
+    precision: str | None = None,
 ) -> TitleIndex:
     """The index of ``codes`` (default: every code of the release), from the cache if present.
 
@@ -413,6 +414,8 @@ def build_or_load(
         display: progress display while embedding ("rich", "plain" or "none").
         names: also index the codes' other names (:func:`other_names`), cached separately, so
             the titles' cache serves both kinds of index.
+        precision: "float32" or "bfloat16" for a cache built now (default:
+            :func:`index_precision`).
     """
     chosen = list(ontology.codes if codes is None else codes)
     unknown = [c for c in chosen if c not in ontology]
@@ -432,7 +435,7 @@ def build_or_load(
     folder = cache or cache_root()
     path = folder / f"titles-{key}.npy"
     meta = {"release": ontology.release, "titles": len(chosen), "encoder": ENCODER}
-    precision = index_precision()
+    precision = precision or index_precision()
     embeddings, encoder, rough = _embedded(
         titles, path, encoder, display, "embedding ICD titles", meta, precision
     )
