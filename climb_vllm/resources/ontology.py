@@ -153,6 +153,21 @@ class Ontology:
     source: str
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     _sex: dict[str, SexLists] = field(default_factory=dict, repr=False, compare=False)
+    _nos: list[frozenset[str]] = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def nos_codes(self) -> frozenset[str]:
+        """Codes with an inclusion term "... NOS" in the tabular list (the code a coder takes
+        for that term when nothing more is said); empty for a release without packaged terms."""
+        if not self._nos:
+            from climb_vllm.resources.icd_terms import load_terms
+
+            terms = load_terms(self)
+            nos = terms.filter(
+                (terms["source"] == "inclusion") & terms["term"].str.contains(r"\bNOS\b")
+            )
+            self._nos.append(frozenset(nos["code"].to_list()))
+        return self._nos[0]
 
     def sex_lists(self, rule: str = "descendants") -> SexLists:
         """The female-only, male-only (and mixed) codes under ``rule`` (see the module note).
@@ -252,7 +267,7 @@ class Ontology:
             if not children:
                 return None
             titles = [descriptions[self._index[c]].lower() for c in children]
-            chosen = _default_child(children, titles)
+            chosen = _default_child(children, titles, self.nos_codes)
             if chosen is None:
                 return None
             code = chosen
@@ -474,9 +489,11 @@ def _unspecified(title: str) -> bool:
     return "unspecified" in title or "not specified" in title
 
 
-def _default_child(children: list[str], titles: list[str]) -> str | None:
+def _default_child(
+    children: list[str], titles: list[str], nos: frozenset[str] = frozenset()
+) -> str | None:
     """The child a coder takes when the text says nothing more, in this order (titles in lower
-    case, row-aligned with ``children``):
+    case, row-aligned with ``children``; ``nos``: :attr:`Ontology.nos_codes`):
 
     1. ending in "9" and titled unspecified (I50 -> I50.9, I82.40 -> I82.409);
     2. ending in "0" and titled unspecified (E78.0 -> E78.00, S72.0 -> S72.00, where S72.09 is
@@ -486,10 +503,14 @@ def _default_child(children: list[str], titles: list[str]) -> str | None:
        I26.9 -> I26.99, "other pulmonary embolism", the Index's code for a pulmonary embolism
        NOS; a 7th "9" of the O chapter is "other fetus");
     4. the first titled unspecified;
-    5. the only one titled "without" (the default when no complication is named: I25.1 ->
-       I25.10, K70.1 -> K70.10);
-    6. a 7th character "A", initial encounter (S06.0X9 -> S06.0X9A);
-    7. the only child.
+    5. the only one with an inclusion term "... NOS", the tabular list's own statement of
+       the default (C91.1 -> C91.10, "chronic lymphocytic leukemia of B-cell type NOS"; J45.2
+       -> J45.20; N40 -> N40.0, "enlarged prostate NOS"; I85 -> I85.00);
+    6. the one titled "without" more often than every other child (the default when no
+       complication is named: I25.1 -> I25.10, K70.1 -> K70.10; K80.2 -> K80.20, "without
+       cholecystitis without obstruction");
+    7. a 7th character "A", initial encounter (S06.0X9 -> S06.0X9A);
+    8. the only child.
     """
     extension = len(children[0].replace(".", "")) == 7
     pairs = list(zip(children, titles))
@@ -503,9 +524,12 @@ def _default_child(children: list[str], titles: list[str]) -> str | None:
         chosen = next((c for c, t in pairs if rule(c, t)), None)
         if chosen is not None:
             return chosen
-    without = [c for c, t in pairs if "without" in t]
-    if len(without) == 1:
-        return without[0]
+    stated = [c for c in children if c in nos]
+    if len(stated) == 1:
+        return stated[0]
+    counts = [t.count("without") for t in titles]
+    if counts and max(counts) > 0 and counts.count(max(counts)) == 1:
+        return children[counts.index(max(counts))]
     if extension:
         chosen = next((c for c in children if c.endswith("A")), None)
         if chosen is not None:

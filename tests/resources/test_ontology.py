@@ -169,8 +169,19 @@ def test_billable_codes_and_the_billable_codes_under_a_header() -> None:
         ("W01.19", None),  # W01.190 / W01.198 ("other injury"): no default
         ("I26", "I26.99"),  # no unspecified child: the "9" (other), as the Index gives
         ("Z86.71", None),  # Z86.711 / Z86.718: no default
+        ("C91.1", "C91.10"),  # the one child with an inclusion term "... NOS"
+        ("N40", "N40.0"),  # "enlarged prostate NOS"
+        ("J45.2", "J45.20"),  # "mild intermittent asthma NOS"
+        ("K80.2", "K80.20"),  # "without" twice (cholecystitis, obstruction) beats once
+        ("H33", "H33.20"),  # "retinal detachment NOS" is under H33.2
         ("XYZ", None),
     ],
 )
 def test_default_leaf(header: str, leaf: str | None) -> None:
     assert load_ontology("2021").default_leaf(header) == leaf
+
+
+def test_nos_codes_come_from_the_inclusion_terms() -> None:
+    nos = load_ontology("2021").nos_codes
+    assert {"C91.10", "N40.0", "J45.20", "I50.9"} <= nos
+    assert "C91.11" not in nos and "I10" not in nos

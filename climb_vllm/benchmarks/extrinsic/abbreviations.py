@@ -155,22 +155,33 @@ class Expander:
         """``text`` with its shorthand read and each combination of abbreviation senses, the
         plain reading first; ``[text]`` when nothing is abbreviated. At most
         :data:`MAX_EXPANSIONS` texts."""
+        return [reading for reading, _ in self.expand_senses(text)]
+
+    def expand_senses(self, text: str) -> list[tuple[str, tuple[str, ...]]]:
+        """:meth:`expand`, each reading with the senses it chose for the words that have
+        several ("CAP: community acquired pneumonia"); () for a reading that chose none."""
         for pattern, key in self._phrases:
             if pattern.search(text):
                 # One sense per phrase entry keeps the expansion count small.
                 text = pattern.sub(self.senses[key][0], text)
-        pieces: list[tuple[str, ...]] = []
+        pieces: list[tuple[tuple[str, str], ...]] = []
         cursor = 0
         for match in _WORD.finditer(text):
-            pieces.append((text[cursor : match.start()],))
+            pieces.append(((text[cursor : match.start()], ""),))
             word = match.group(0)
             # A trailing period ("Dx.") belongs to the sentence, not the word.
             stem, tail = (word[:-1], ".") if word.endswith(".") else (word, "")
             options = self.readings(stem)
-            pieces.append(tuple(f"{o}{tail}" for o in options) if options else (word,))
+            if len(options) > 1:
+                pieces.append(tuple((f"{o}{tail}", f"{stem}: {o}") for o in options))
+            elif options:
+                pieces.append(((f"{options[0]}{tail}", ""),))
+            else:
+                pieces.append(((word, ""),))
             cursor = match.end()
-        pieces.append((text[cursor:],))
-        texts: list[str] = []
+        pieces.append(((text[cursor:], ""),))
+        readings: dict[str, tuple[str, ...]] = {}
         for combination in itertools.islice(itertools.product(*pieces), MAX_EXPANSIONS):
-            texts.append(re.sub(r"\s+", " ", "".join(combination)).strip())
-        return list(dict.fromkeys(texts)) or [text]
+            reading = re.sub(r"\s+", " ", "".join(part for part, _ in combination)).strip()
+            readings.setdefault(reading, tuple(label for _, label in combination if label))
+        return list(readings.items()) or [(text, ())]

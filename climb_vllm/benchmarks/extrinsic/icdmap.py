@@ -47,6 +47,7 @@ from climb_vllm.benchmarks.extrinsic.segmentation import (
     clibench_points,
     split_points,
 )
+from climb_vllm.benchmarks.extrinsic.senses import chunks
 from climb_vllm.benchmarks.extrinsic.text_match import Match, TextMatcher
 from climb_vllm.resources.ontology import dotted_code
 
@@ -123,7 +124,8 @@ class Point:
         similarity: cosine similarity of the text to the mapped title (1.0 for "code" and
             "exact"; nan for "none").
         invalid_codes: code-shaped strings that are not codes of the release.
-        qualifier: see :class:`~climb_vllm.benchmarks.extrinsic.text_match.Match` ("none" for
+        qualifier / sense / by_context: see
+            :class:`~climb_vllm.benchmarks.extrinsic.text_match.Match` ("none", "" and False for
             points that name codes).
     """
 
@@ -133,6 +135,8 @@ class Point:
     similarity: float
     invalid_codes: tuple[str, ...] = ()
     qualifier: str = "none"
+    sense: str = ""
+    by_context: bool = False
 
 
 @dataclass(frozen=True)
@@ -189,12 +193,21 @@ class Mapper:
         else:
             self._matcher = TextMatcher(ontology, index, encoder, self._key)
 
-    def map_texts(self, texts: Sequence[str]) -> list[Match]:
+    def map_texts(
+        self, texts: Sequence[str], contexts: Sequence[tuple[str, ...]] | None = None
+    ) -> list[Match]:
         """The match of each text; each distinct text is looked up and embedded once (by the
         project's rules, :mod:`~climb_vllm.benchmarks.extrinsic.text_match`, or CliBench's:
-        exact title, else the nearest title)."""
+        exact title, else the nearest title).
+
+        Args:
+            texts: the texts.
+            contexts: the pieces of each text's context
+                (:func:`~climb_vllm.benchmarks.extrinsic.senses.chunks`), for the project's
+                rules; CliBench's ignore them.
+        """
         if self._matcher is not None:
-            return self._matcher.match(texts)
+            return self._matcher.match(texts, contexts)
         distinct = list(dict.fromkeys(texts))
         found: dict[str, Match] = {}
         to_embed: list[str] = []
@@ -223,10 +236,15 @@ class Mapper:
         return kind, [clean_point(p, self.ontology) for p in points]
 
     def _map_cleaned(
-        self, cleaned: Sequence[tuple[str, tuple[str, ...], tuple[str, ...]]]
+        self,
+        cleaned: Sequence[tuple[str, tuple[str, ...], tuple[str, ...]]],
+        contexts: Sequence[tuple[str, ...]] | None = None,
     ) -> list[Point]:
-        """Cleaned points (text, valid codes, invalid codes) mapped; texts in one call."""
-        matches = iter(self.map_texts([text for text, codes, _ in cleaned if not codes]))
+        """Cleaned points (text, valid codes, invalid codes) mapped, each with the pieces of
+        its context or none; texts in one call."""
+        pieces = list(contexts) if contexts is not None else [()] * len(cleaned)
+        to_map = [(text, p) for (text, codes, _), p in zip(cleaned, pieces) if not codes]
+        matches = iter(self.map_texts([t for t, _ in to_map], [p for _, p in to_map]))
         result: list[Point] = []
         for text, codes, invalid in cleaned:
             if codes:
@@ -235,22 +253,58 @@ class Mapper:
             match = next(matches)
             chosen = (match.code,) if match.code else ()
             result.append(
-                Point(text, chosen, match.method, match.similarity, invalid, match.qualifier)
+                Point(
+                    text,
+                    chosen,
+                    match.method,
+                    match.similarity,
+                    invalid,
+                    match.qualifier,
+                    match.sense,
+                    match.by_context,
+                )
             )
         return result
 
-    def map_points(self, points: Sequence[str]) -> list[Point]:
-        """Each text read as one diagnosis point (cleaned, codes in it validated, else mapped)."""
-        clean = clibench_clean if self.protocol == "clibench" else clean_point
-        return self._map_cleaned([clean(p, self.ontology) for p in points])
+    def map_points(
+        self, points: Sequence[str], contexts: Sequence[str | None] | None = None
+    ) -> list[Point]:
+        """Each text read as one diagnosis point (cleaned, codes in it validated, else mapped).
 
-    def map_outputs(self, outputs: Sequence[str]) -> list[MappedOutput]:
-        """Every output read and mapped; texts of all outputs are mapped in one call."""
+        Args:
+            points: the texts.
+            contexts: the free text each was written in (a note, or "Other diagnoses: ..."),
+                or None: see :mod:`~climb_vllm.benchmarks.extrinsic.senses`.
+        """
+        clean = clibench_clean if self.protocol == "clibench" else clean_point
+        pieces = [chunks(c) for c in contexts] if contexts is not None else None
+        return self._map_cleaned([clean(p, self.ontology) for p in points], pieces)
+
+    def map_outputs(
+        self, outputs: Sequence[str], notes: Sequence[str | None] | None = None
+    ) -> list[MappedOutput]:
+        """Every output read and mapped; texts of all outputs are mapped in one call.
+
+        Args:
+            outputs: the model outputs.
+            notes: the note each output answers, or None. With notes, an abbreviation of
+                several senses is read by the note and the output's other points
+                (:mod:`~climb_vllm.benchmarks.extrinsic.senses`).
+        """
         # CliBench reads whole outputs; the project reads the first MAX_OUTPUT_CHARS.
         limit = None if self.protocol == "clibench" else MAX_OUTPUT_CHARS
         outputs = [(o or "")[:limit] for o in outputs]
         read = [self._read(o) for o in outputs]
-        mapped = iter(self._map_cleaned([p for _, points in read for p in points]))
+        contexts: list[tuple[str, ...]] | None = None
+        if notes is not None:
+            if len(notes) != len(outputs):
+                raise ValueError("one note per output")
+            contexts = []
+            for note, (_, points) in zip(notes, read):
+                texts = [text for text, _, _ in points]
+                for k in range(len(points)):
+                    contexts.append(chunks(note, tuple(texts[:k] + texts[k + 1 :])))
+        mapped = iter(self._map_cleaned([p for _, points in read for p in points], contexts))
         result: list[MappedOutput] = []
         for output, (kind, points) in zip(outputs, read):
             mine = [next(mapped) for _ in points]

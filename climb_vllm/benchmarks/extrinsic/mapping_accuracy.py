@@ -1,17 +1,21 @@
 """``climb-vllm bench --mapping-accuracy [N]``: how often a mapper finds the code a coder would
 assign, for the project's mapper and CliBench's, side by side in one run.
 
-The labelled set (``climb_vllm/data/mapping/clinician_diagnoses.tsv``, written for the project;
-see the SOURCE.md beside it) holds diagnoses as clinicians write them, each with the billable
-code a coder would assign in the 2021 release, or none for a negated one ("no evidence of PE").
-Each string is read as one diagnosis point (:meth:`~climb_vllm.benchmarks.extrinsic.icdmap.
-Mapper.map_points`), over every code of the release.
+The labelled sets (``climb_vllm/data/mapping/``, written for the project; see the SOURCE.md
+there) hold diagnoses as clinicians write them, each with the billable code a coder would
+assign in the 2021 release, or none for a negated one ("no evidence of PE"). Each string is
+read as one diagnosis point (:meth:`~climb_vllm.benchmarks.extrinsic.icdmap.Mapper.map_points`),
+over every code of the release. Splits (:data:`SPLITS`): the first set's development part and
+the third held out while its rules were written (CRC-32 of the text mod 3 = 0), and the second
+set's halves, its held-out half fixed before any rule was written for it.
 
 A string is correct at level L when the first predicted code has the gold code's level-L
 ancestor (L1 chapter, L3 category, L5 the code itself); a negated string is correct at every
-level when nothing is predicted. Accuracy is given for the whole set, for the third of the set
-held out while the rules were written (``split`` "held_out": CRC-32 of the text mod 3 = 0) and
-for each kind of string, with a 95% bootstrap interval over strings (N resamples).
+level when nothing is predicted. Accuracy is given for the whole set, for each split and for
+each kind of string, with a 95% bootstrap interval over strings (N resamples).
+
+The abbreviations in context (:mod:`~climb_vllm.benchmarks.extrinsic.senses`) are scored the
+same way, each point mapped with its context and without it.
 """
 
 from __future__ import annotations
@@ -34,6 +38,10 @@ if TYPE_CHECKING:
 
 #: The levels reported (names as in the ontology).
 REPORTED = {"L1": 0, "L3": 2, "L5": 4}
+#: The splits of the labelled sets, in report order.
+SPLITS = ("development", "held_out", "development_2", "held_out_2")
+#: The packaged labelled sets; a file without a ``split`` column splits by CRC-32 mod 3.
+PACKAGED = ("clinician_diagnoses.tsv", "clinician_diagnoses_2.tsv")
 
 
 @dataclass(frozen=True)
@@ -44,30 +52,92 @@ class Labelled:
         text: the diagnosis as written.
         code: the code a coder would assign ("" when the text negates its diagnosis).
         kind: abbreviation, lay, eponym, specificity, title_variant, status_post, history,
-            family_history, rule_out or negation.
+            family_history, rule_out, negation, misspelling, combination or qualifier.
+        split: one of :data:`SPLITS`.
     """
 
     text: str
     code: str
     kind: str
+    split: str
 
-    @property
-    def split(self) -> str:
-        """ "held_out" for the third of the set kept aside while the rules were written."""
-        return "held_out" if zlib.crc32(self.text.encode()) % 3 == 0 else "development"
+
+def _first_split(text: str) -> str:
+    """The first set's split: the third kept aside while its rules were written."""
+    return "held_out" if zlib.crc32(text.encode()) % 3 == 0 else "development"
 
 
 def load_labelled(path: Path | None = None) -> list[Labelled]:
-    """The labelled set (the packaged one unless ``path`` names another TSV with columns
-    ``text, code, kind``)."""
-    source = path or packaged("mapping", "clinician_diagnoses.tsv")
+    """The packaged labelled sets, or the TSV ``path`` with columns ``text, code, kind`` and
+    optionally ``split`` (one of :data:`SPLITS`; without it, the first set's rule)."""
+    sources = [path] if path else [packaged("mapping", name) for name in PACKAGED]
+    labelled: list[Labelled] = []
+    for source in sources:
+        with source.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle, delimiter="\t"))
+        if not rows or {"text", "code", "kind"} - set(rows[0]):
+            raise UserError(
+                f"{source} is not a labelled mapping set.", "give it columns text, code, kind."
+            )
+        for number, row in enumerate(rows, start=2):
+            split = row.get("split") or _first_split(row["text"])
+            if split not in SPLITS:
+                raise UserError(
+                    f"{source} line {number}: unknown split {split!r}.",
+                    f"use one of {', '.join(SPLITS)}, or leave the column out.",
+                )
+            labelled.append(Labelled(row["text"], (row["code"] or "").strip(), row["kind"], split))
+    return labelled
+
+
+@dataclass(frozen=True)
+class InContext:
+    """One abbreviation written in a context.
+
+    Attributes:
+        text: the diagnosis point as written ("CAP").
+        code: the code a coder would assign in that context.
+        context: the note excerpt or the answer's other diagnoses.
+        split: "development" or "held_out".
+    """
+
+    text: str
+    code: str
+    context: str
+    split: str
+
+
+def load_contexts() -> list[InContext]:
+    """The packaged abbreviations in context (SOURCE.md in ``climb_vllm/data/mapping``)."""
+    source = packaged("mapping", "abbreviation_contexts.tsv")
     with source.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
-    if not rows or {"text", "code", "kind"} - set(rows[0]):
-        raise UserError(
-            f"{source} is not a labelled mapping set.", "give it columns text, code, kind."
-        )
-    return [Labelled(r["text"], (r["code"] or "").strip(), r["kind"]) for r in rows]
+    return [InContext(r["text"], r["code"], r["context"], r["split"]) for r in rows]
+
+
+def context_accuracy(
+    ontology: Ontology, mapper: Mapper, items: list[InContext], resamples: int
+) -> tuple[dict[str, Any], list[list[str]]]:
+    """(figures, rows of the items CSV) of the abbreviations in context, each point mapped
+    with its context and without."""
+    rng = np.random.default_rng(1)
+    splits = np.array([i.split for i in items])
+    with_context = mapper.map_points([i.text for i in items], [i.context for i in items])
+    without = mapper.map_points([i.text for i in items])
+    results: dict[str, Any] = {"context_items": len(items)}
+    for name, points in (("context", with_context), ("no_context", without)):
+        right = np.array([correct(ontology, i.code, p.codes) for i, p in zip(items, points)])
+        for level in ("L3", "L5"):
+            for split in ("development", "held_out"):
+                flags = right[splits == split, REPORTED[level]].astype(float)
+                low, high = _interval(flags, resamples, rng)
+                results[f"{name}_{level}_{split}"] = float(flags.mean())
+                results[f"{name}_{level}_{split}_ci95"] = f"{low:.3f}-{high:.3f}"
+    rows = [
+        [i.text, i.split, i.code, " ".join(a.codes), a.sense, " ".join(b.codes), b.sense, i.context]
+        for i, a, b in zip(items, with_context, without)
+    ]
+    return results, rows
 
 
 def correct(ontology: Ontology, gold: str, predicted: tuple[str, ...]) -> list[bool]:
@@ -131,10 +201,9 @@ def mapping_accuracy_bench(resamples: int, items_out: Path | None = None) -> dic
     rng = np.random.default_rng(0)
     splits = np.array([i.split for i in labelled])
     kinds = np.array([i.kind for i in labelled])
-    results: dict[str, Any] = {
-        "strings": len(labelled),
-        "held_out_strings": int((splits == "held_out").sum()),
-    }
+    results: dict[str, Any] = {"strings": len(labelled)}
+    for split in SPLITS:
+        results[f"{split}_strings"] = int((splits == split).sum())
     predictions: dict[str, list[tuple[str, ...]]] = {}
     qualifiers: list[str] = []
     for name, mapper in mappers.items():
@@ -148,7 +217,11 @@ def mapping_accuracy_bench(resamples: int, items_out: Path | None = None) -> dic
             low, high = _interval(flags, resamples, rng)
             results[f"{name}_{level}"] = float(flags.mean())
             results[f"{name}_{level}_ci95"] = f"{low:.3f}-{high:.3f}"
-            results[f"{name}_{level}_held_out"] = float(flags[splits == "held_out"].mean())
+            for split in SPLITS:
+                part = flags[splits == split]
+                low, high = _interval(part, resamples, rng)
+                results[f"{name}_{level}_{split}"] = float(part.mean()) if part.size else None
+                results[f"{name}_{level}_{split}_ci95"] = f"{low:.3f}-{high:.3f}"
         for kind in dict.fromkeys(kinds.tolist()):
             mine = right[kinds == kind]
             results[f"{name}_L3_L5_{kind}"] = f"{mine[:, 2].mean():.3f} / {mine[:, 4].mean():.3f}"
@@ -170,4 +243,23 @@ def mapping_accuracy_bench(resamples: int, items_out: Path | None = None) -> dic
                 ]
             )
     results["items_csv"] = str(out)
+    figures, rows = context_accuracy(ontology, mappers["default"], load_contexts(), resamples)
+    results.update(figures)
+    context_out = out.with_name("mapping_context_items.csv")
+    with context_out.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            [
+                "text",
+                "split",
+                "gold",
+                "with_context",
+                "sense",
+                "without",
+                "sense_without",
+                "context",
+            ]
+        )
+        writer.writerows(rows)
+    results["context_items_csv"] = str(context_out)
     return results

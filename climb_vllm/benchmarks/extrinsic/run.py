@@ -165,16 +165,31 @@ def build_mapper(
 
 
 def map_records(
-    records: pl.DataFrame, items: pl.DataFrame, mapper: Mapper
+    records: pl.DataFrame,
+    items: pl.DataFrame,
+    mapper: Mapper,
+    notes: dict[str, str] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(outputs, points): one row per (id, sample) with its predicted ``codes``, ``kind``
     (answer, refusal, non_answer, empty), ``refusal``, ``dropped`` (by CliBench's rule) and the
     item's columns; one row per diagnosis point with text, method, codes, similarity, invalid
-    codes."""
+    codes, qualifier, the abbreviation ``sense`` chosen and whether the context chose it.
+
+    Args:
+        records: the run's answers (``id, sample, response, ...``).
+        items: the prompts (``id, case, ...``).
+        mapper: the mapper.
+        notes: case id -> the case's note as given (shared by all its counterfactual
+            variants, so a sense never depends on the demographic change); None: no context.
+    """
     import polars as pl
 
     responses = [r or "" for r in records["response"].to_list()]
-    mapped = mapper.map_outputs(responses)
+    contexts = None
+    if notes is not None:
+        case_of = dict(zip(items["id"].to_list(), items["case"].to_list()))
+        contexts = [notes.get(case_of[i], "") for i in records["id"].to_list()]
+    mapped = mapper.map_outputs(responses, contexts)
     point_rows: dict[str, list[Any]] = {
         "id": [],
         "sample": [],
@@ -185,6 +200,8 @@ def map_records(
         "similarity": [],
         "invalid_codes": [],
         "qualifier": [],
+        "sense": [],
+        "sense_by_context": [],
     }
     for item_id, sample, output in zip(records["id"], records["sample"], mapped):
         for k, point in enumerate(output.points):
@@ -197,6 +214,8 @@ def map_records(
             point_rows["similarity"].append(point.similarity)
             point_rows["invalid_codes"].append(list(point.invalid_codes))
             point_rows["qualifier"].append(point.qualifier)
+            point_rows["sense"].append(point.sense)
+            point_rows["sense_by_context"].append(point.by_context)
     points_frame = pl.DataFrame(
         point_rows,
         schema={
@@ -209,6 +228,8 @@ def map_records(
             "similarity": pl.Float64,
             "invalid_codes": pl.List(pl.String),
             "qualifier": pl.String,
+            "sense": pl.String,
+            "sense_by_context": pl.Boolean,
         },
     )
     outputs = records.select("id", "sample", "finish_reason", "completion_tokens").with_columns(
@@ -269,7 +290,10 @@ def write_extrinsic_report(
             "rerun the same 'climb-vllm eval extrinsic' command to finish it.",
         )
     mapper = build_mapper(ontology, cases, config.index_limit, display, config.protocol)
-    outputs, points = map_records(records, items, mapper)
+    from climb_vllm.benchmarks.extrinsic.prompts import notes_text
+
+    notes = {case.id: notes_text(case.sections) for case in cases}
+    outputs, points = map_records(records, items, mapper, notes)
     tables = extrinsic_tables(outputs, points, cases, ontology)
     tables["edits"] = edit_summary(items)
     directory = results_folder(store.root, "extrinsic")
@@ -285,6 +309,7 @@ def write_extrinsic_report(
         "dropped_by_clibench_rule": int(outputs["dropped"].sum()),
         "points": points.height,
         "invalid_codes": int(points["invalid_codes"].list.len().sum() or 0),
+        "senses_chosen_by_context": int(points["sense_by_context"].sum()),
         "index": json.dumps(mapper.index.describe()),
     }
     path = write_tables(

@@ -7,8 +7,11 @@ For one diagnosis text (a point with no code in it):
    nothing (method ``negated``); a past, family or post-procedure text is searched as
    "personal history of X" (or an exact "old X"), "family history of X", "presence of X" /
    "acquired absence of X" / "X status" among the Z codes only; an uncertain one as X.
-2. **Readings** (:mod:`~climb_vllm.benchmarks.extrinsic.abbreviations`): shorthand read and each
-   sense of each abbreviation; the text as written is kept as the last reading. A reading that
+2. **Readings**: misspelt words corrected (:mod:`~climb_vllm.benchmarks.extrinsic.spelling`),
+   then shorthand read and each sense of each abbreviation
+   (:mod:`~climb_vllm.benchmarks.extrinsic.abbreviations`); the text as written is kept as the
+   last reading. With a context, the senses are chosen by it
+   (:mod:`~climb_vllm.benchmarks.extrinsic.senses`). A reading that
    names a cancer or metastases of a site also gets ICD-10-CM's wording (the Alphabetic Index's
    "Cancer - see Neoplasm, malignant, by site"): "breast cancer" -> "malignant neoplasm of
    breast", "liver mets" -> "secondary malignant neoplasm of liver".
@@ -38,8 +41,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from climb_vllm.benchmarks.extrinsic import qualifiers
+from climb_vllm.benchmarks.extrinsic import qualifiers, senses
 from climb_vllm.benchmarks.extrinsic.abbreviations import Expander, title_words
+from climb_vllm.benchmarks.extrinsic.spelling import Speller
 from climb_vllm.benchmarks.extrinsic.title_index import CANDIDATES
 
 if TYPE_CHECKING:
@@ -59,6 +63,40 @@ _EXTERNAL = re.compile(
     r"sting|drown|fire\b|burn|poison|overdose|self-harm|suicide attempt|event",
     re.IGNORECASE,
 )
+# ICD-10-CM's diabetes categories other than type 2 (E11) need their type in the text: "when
+# the type of diabetes mellitus is not documented in the medical record the default is E11"
+# (Official Guidelines I.C.4.a.2).
+_DIABETES_TYPE = {
+    "E08": re.compile(r"underlying|due to|secondary to|cystic fibrosis|cushing", re.IGNORECASE),
+    "E09": re.compile(r"drug|chemical|induced|steroid", re.IGNORECASE),
+    "E10": re.compile(
+        r"type\s*(?:1|i|one)\b|\bt1|juvenile|insulin[- ]dependent|iddm|brittle|ketosis[- ]prone",
+        re.IGNORECASE,
+    ),
+    "E13": re.compile(
+        r"other specified|secondary|pancrea|postprocedural|mody|latent autoimmune|lada",
+        re.IGNORECASE,
+    ),
+}
+# Hypertension with heart or chronic kidney disease takes the combination categories I11-I13:
+# the guidelines presume the causal link unless the text denies it (I.C.9.a.1-3).
+_HYPERTENSION = re.compile(
+    r"(?<!pulmonary )(?<!portal )(?<!intracranial )(?<!ocular )hypertensi(?:on|ve)",
+    re.IGNORECASE,
+)
+_HEART_DISEASE = re.compile(
+    r"heart (?:failure|disease)|cardiac failure|cardiomyopathy|\bc?hf\b", re.IGNORECASE
+)
+_KIDNEY_DISEASE = re.compile(
+    r"chronic (?:kidney|renal)|\bckd\b|\besrd\b|end[- ]stage (?:kidney|renal)|"
+    r"(?:kidney|renal) disease|nephrosclerosis",
+    re.IGNORECASE,
+)
+# "Unspecified X" and "X, unspecified [organism / ear / site ...]" name X itself.
+_UNSPECIFIED_NAME = re.compile(r"^unspecified\s+|,\s*unspecified(?:\s+[a-z]+)?$", re.IGNORECASE)
+_WITH = re.compile(r"\b(with|without|no)\s+([a-z]{3,})", re.IGNORECASE)
+_STAGE = re.compile(r"\bstage\s*(\d)(?:\s*(?:through|-|to)\s*(?:stage\s*)?(\d))?", re.IGNORECASE)
+_END_STAGE = re.compile(r"end[- ]stage (?:renal|kidney)|\besrd\b", re.IGNORECASE)
 _HISTORY_NAME = re.compile(r"^\s*(?:personal |family )?history of", re.IGNORECASE)
 _CANCER = (
     (
@@ -113,12 +151,51 @@ def fits(text: str, qualifier: str, code: str, name: str) -> bool:
         return False
     if _HISTORY_NAME.match(name) and qualifier not in ("history", "family"):
         return False
+    if _contradicts(text, name) or _other_stage(text, name):
+        return False
+    if code[:3] in _DIABETES_TYPE and not _DIABETES_TYPE[code[:3]].search(text):
+        return False
+    if _HYPERTENSION.search(text):
+        heart, kidney = _HEART_DISEASE.search(text), _KIDNEY_DISEASE.search(text)
+        if heart and kidney and code[:3] != "I13":
+            return False
+        if kidney and not heart and code[:3] not in ("I12", "I13"):
+            return False
+        if heart and not kidney and code[:3] not in ("I11", "I13"):
+            return False
     sides = {s for s in ("right", "left") if re.search(rf"\b{s}\b", text, re.IGNORECASE)}
     if len(sides) == 1:
         other = "left" if "right" in sides else "right"
         if re.search(rf"\b{other}\b", name, re.IGNORECASE):
             return False
     return True
+
+
+def _contradicts(text: str, name: str) -> bool:
+    """Whether the name says "without X" where the text says "with X", or the reverse
+    ("... with heart failure" is not "... without heart failure")."""
+    said = {(m.group(1).lower() == "with", m.group(2).lower()) for m in _WITH.finditer(text)}
+    for m in _WITH.finditer(name):
+        if (m.group(1).lower() != "with", m.group(2).lower()) in said:
+            return True
+    return False
+
+
+def _stages(text: str) -> set[int]:
+    """The disease stages a text names ("stage 1 through stage 4" is 1-4; ESRD is 5)."""
+    found: set[int] = set()
+    for m in _STAGE.finditer(text):
+        low = int(m.group(1))
+        found.update(range(low, int(m.group(2) or low) + 1))
+    if _END_STAGE.search(text):
+        found.add(5)
+    return found
+
+
+def _other_stage(text: str, name: str) -> bool:
+    """Whether the text and the name both name stages, and none is shared."""
+    mine, theirs = _stages(text), _stages(name)
+    return bool(mine and theirs and not mine & theirs)
 
 
 @dataclass(frozen=True)
@@ -133,12 +210,19 @@ class Match:
         qualifier: how the text qualifies its diagnosis
             (:data:`~climb_vllm.benchmarks.extrinsic.qualifiers.KINDS`; always "none" under
             CliBench's rules).
+        sense: the sense chosen for each abbreviation of several senses in the text that
+            decided the match ("CAP: community acquired pneumonia", several joined by "; "),
+            "" when none did.
+        by_context: whether the text's context chose among its senses
+            (:mod:`~climb_vllm.benchmarks.extrinsic.senses`).
     """
 
     method: str
     code: str | None
     similarity: float
     qualifier: str = "none"
+    sense: str = ""
+    by_context: bool = False
 
 
 @dataclass
@@ -149,6 +233,12 @@ class _Plan:
     general: list[str] = field(default_factory=list)  # searched among every name
     within_z: list[str] = field(default_factory=list)  # searched among Z codes' names
     exact_only: list[str] = field(default_factory=list)  # count only as exact names
+    senses: dict[str, str] = field(default_factory=dict)  # reading -> the senses it chose
+
+    @property
+    def ambiguous(self) -> bool:
+        """Whether the general readings chose among an abbreviation's senses."""
+        return len({self.senses.get(r, "") for r in self.general}) > 1
 
 
 class TextMatcher:
@@ -171,7 +261,14 @@ class TextMatcher:
         self.exact: dict[str, int] = {}
         for row, name in enumerate(index.titles):
             self.exact.setdefault(self.key(name), row)
+        # A title's "unspecified" is what a text that says nothing more means: "gastritis" is
+        # "Gastritis, unspecified". Real names keep precedence (added after all of them).
+        for row, name in enumerate(index.titles[: index.title_rows]):
+            bare = _UNSPECIFIED_NAME.sub("", name)
+            if bare != name and self.key(bare):
+                self.exact.setdefault(self.key(bare), row)
         self.expander = Expander(title_words(index.titles[: index.title_rows]))
+        self.speller = Speller(index.titles, self.expander.common_words)
         self.z_rows = np.array(
             [row for row, code in enumerate(index.codes) if code.startswith("Z")], dtype=np.int64
         )
@@ -181,14 +278,22 @@ class TextMatcher:
         read = qualifiers.read(text)
         if read.kind == "negated":
             return _Plan("negated")
-        readings = self.expander.expand(read.core)
-        readings += [w for r in readings for w in icd_wordings(r)]
+        abbreviations = frozenset(
+            w for w in re.findall(r"[A-Za-z]+", read.core) if self.expander.readings(w)
+        )
+        core = self.speller.correct(read.core, skip=abbreviations)
+        expanded = self.expander.expand_senses(core)
+        senses = {reading: "; ".join(chosen) for reading, chosen in expanded}
+        for reading, chosen in expanded:
+            for wording in icd_wordings(reading):
+                senses.setdefault(wording, "; ".join(chosen))
+        readings = list(senses)
         if read.core not in readings:
             readings.append(read.core)
         within_z, exact_only = qualifiers.queries(read, readings)
         if within_z or exact_only:
-            return _Plan(read.kind, within_z=within_z, exact_only=exact_only)
-        return _Plan(read.kind, general=readings)
+            return _Plan(read.kind, within_z=within_z, exact_only=exact_only, senses=senses)
+        return _Plan(read.kind, general=readings, senses=senses)
 
     def _accept(self, reading: str, qualifier: str) -> Callable[[int], bool]:
         """Whether a row's name fits ``reading`` (:func:`fits`)."""
@@ -200,49 +305,127 @@ class TextMatcher:
             self._leaf[code] = self.ontology.default_leaf(code) or code
         return self._leaf[code]
 
-    def match(self, texts: Sequence[str]) -> list[Match]:
-        """The match of each text; each distinct reading is embedded once per call."""
-        distinct = list(dict.fromkeys(texts))
+    def match(
+        self, texts: Sequence[str], contexts: Sequence[tuple[str, ...]] | None = None
+    ) -> list[Match]:
+        """The match of each text; each distinct reading is embedded once per call.
+
+        Args:
+            texts: the diagnosis texts.
+            contexts: for each text, the pieces of the context it was written in
+                (:func:`~climb_vllm.benchmarks.extrinsic.senses.chunks`); a text with an
+                abbreviation of several senses chooses among them by its context
+                (:mod:`~climb_vllm.benchmarks.extrinsic.senses`). None: no context.
+        """
+        pieces_of = list(contexts) if contexts is not None else [()] * len(texts)
+        if len(pieces_of) != len(texts):
+            raise ValueError("one context per text")
         plans: dict[str, _Plan] = {}
-        found: dict[str, Match] = {}
-        for text in distinct:
+        keys: list[tuple[str, tuple[str, ...]]] = []
+        for text, pieces in zip(texts, pieces_of):
+            if text not in plans:
+                plans[text] = self._plan(text) if self.key(text) else _Plan("none")
+            # Only a text whose senses differ is matched once per context.
+            keys.append((text, pieces if pieces and plans[text].ambiguous else ()))
+        found: dict[tuple[str, tuple[str, ...]], Match] = {}
+        pending: list[tuple[str, tuple[str, ...]]] = []
+        for key in dict.fromkeys(keys):
+            text, pieces = key
+            plan = plans[text]
             if not self.key(text):
-                found[text] = Match("none", None, math.nan)
-                continue
-            plan = self._plan(text)
-            if plan.qualifier == "negated":
-                found[text] = Match("negated", None, math.nan, "negated")
-                continue
-            for reading in [*plan.exact_only, *plan.within_z, *plan.general]:
-                row = self.exact.get(self.key(reading))
-                if row is not None:
-                    code = self.leaf(self.index.codes[row])
-                    found[text] = Match("exact", code, 1.0, plan.qualifier)
-                    break
+                found[key] = Match("none", None, math.nan)
+            elif plan.qualifier == "negated":
+                found[key] = Match("negated", None, math.nan, "negated")
+            elif not pieces and (exact := self._exact_match(plan)) is not None:
+                found[key] = exact
             else:
-                plans[text] = plan
-        general = list(dict.fromkeys(r for p in plans.values() for r in p.general))
-        within_z = list(dict.fromkeys(r for p in plans.values() for r in p.within_z))
+                pending.append(key)
+        general = list(
+            dict.fromkeys(
+                r
+                for text, pieces in pending
+                for r in plans[text].general
+                if not (pieces and self.key(r) in self.exact)
+            )
+        )
+        within_z = list(dict.fromkeys(r for text, _ in pending for r in plans[text].within_z))
         best: dict[tuple[bool, str], tuple[float, int]] = {}
-        qualifier_of = {r: p.qualifier for p in plans.values() for r in p.general}
+        qualifier_of = {r: plans[t].qualifier for t, _ in pending for r in plans[t].general}
         if general:
             # The nearest name that fits the reading among its CANDIDATES nearest, else the nearest.
             accepts = [self._accept(r, qualifier_of[r]) for r in general]
             answers = self.index.nearest_accepted(self.encoder.encode(general), accepts, CANDIDATES)
             for reading, answer in zip(general, answers):
                 best[(False, reading)] = answer
+        for reading in {r for t, p in pending if p for r in plans[t].general} - set(general):
+            best[(False, reading)] = (1.0, self.exact[self.key(reading)])
         if within_z:
             sims_z, rows_z = self.index.search_rows(self.encoder.encode(within_z), self.z_rows)
             for reading, sim, row in zip(within_z, sims_z, rows_z):
                 best[(True, reading)] = (float(sim), int(row))
-        for text, plan in plans.items():
-            candidates = [best[(False, r)] for r in plan.general]
-            candidates += [best[(True, r)] for r in plan.within_z]
-            # The first reading wins ties (max keeps the first maximum).
-            sim, row = max(candidates, key=lambda c: c[0]) if candidates else (-math.inf, -1)
+        by_context = self._by_context([k for k in pending if k[1]], plans, best)
+        for key in pending:
+            plan = plans[key[0]]
+            candidates = [(best[(False, r)], r) for r in plan.general]
+            candidates += [(best[(True, r)], r) for r in plan.within_z]
+            if key in by_context:
+                (sim, row), reading = by_context[key]
+            elif candidates:
+                # The first reading wins ties (max keeps the first maximum).
+                (sim, row), reading = max(candidates, key=lambda c: c[0][0])
+            else:
+                (sim, row), reading = (-math.inf, -1), ""
             if row < 0 or sim < 0.0:
-                found[text] = Match("none", None, math.nan, plan.qualifier)
+                found[key] = Match("none", None, math.nan, plan.qualifier)
             else:
                 code = self.leaf(self.index.codes[row])
-                found[text] = Match("embedding", code, sim, plan.qualifier)
-        return [found[t] for t in texts]
+                method = "exact" if sim == 1.0 and self.key(reading) in self.exact else "embedding"
+                found[key] = Match(
+                    method,
+                    code,
+                    sim,
+                    plan.qualifier,
+                    plan.senses.get(reading, ""),
+                    key in by_context,
+                )
+        return [found[k] for k in keys]
+
+    def _exact_match(self, plan: _Plan) -> Match | None:
+        """The match of the first reading that is exactly a name, if any."""
+        for reading in [*plan.exact_only, *plan.within_z, *plan.general]:
+            row = self.exact.get(self.key(reading))
+            if row is not None:
+                code = self.leaf(self.index.codes[row])
+                return Match("exact", code, 1.0, plan.qualifier, plan.senses.get(reading, ""))
+        return None
+
+    def _by_context(
+        self,
+        keys: list[tuple[str, tuple[str, ...]]],
+        plans: dict[str, _Plan],
+        best: dict[tuple[bool, str], tuple[float, int]],
+    ) -> dict[tuple[str, tuple[str, ...]], tuple[tuple[float, int], str]]:
+        """For each (text, context pieces): the best (similarity, row) and its reading by
+        :func:`~climb_vllm.benchmarks.extrinsic.senses.choose`."""
+        if not keys:
+            return {}
+        readings = list(dict.fromkeys(r for text, _ in keys for r in plans[text].general))
+        pieces = list(dict.fromkeys(p for _, context in keys for p in context))
+        reading_vectors = self.encoder.encode(readings)
+        piece_vectors = self.encoder.encode(pieces)
+        reading_row = {r: k for k, r in enumerate(readings)}
+        piece_row = {p: k for k, p in enumerate(pieces)}
+        chosen: dict[tuple[str, tuple[str, ...]], tuple[tuple[float, int], str]] = {}
+        for key in keys:
+            text, context = key
+            # Only readings that chose a sense compete: the text as written is as ambiguous
+            # as the abbreviation ("PCP" is a name of F16, phencyclidine, in the release).
+            mine = [r for r in plans[text].general if plans[text].senses.get(r)]
+            answers = [best[(False, r)] for r in mine]
+            near = senses.context_similarity(
+                reading_vectors[[reading_row[r] for r in mine]],
+                piece_vectors[[piece_row[p] for p in context]],
+            )
+            pick = senses.choose(np.array([sim for sim, _ in answers]), near)
+            chosen[key] = (answers[pick], mine[pick])
+        return chosen

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import zlib
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from climb_vllm.benchmarks.extrinsic.mapping_accuracy import correct, load_labelled, score
+from climb_vllm.benchmarks.extrinsic.mapping_accuracy import (
+    context_accuracy,
+    correct,
+    load_contexts,
+    load_labelled,
+    score,
+)
 from climb_vllm.core.errors import UserError
 
 KINDS = {
@@ -21,13 +28,19 @@ KINDS = {
     "family_history",
     "rule_out",
     "negation",
+    "misspelling",
+    "combination",
+    "qualifier",
 }
 
 
 def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untyped-def]
     labelled = load_labelled()
-    assert len(labelled) >= 300
+    assert len(labelled) >= 500
     assert len({i.text for i in labelled}) == len(labelled)
+    # The second set repeats no string of the first, even in another case.
+    first_texts = {i.text.lower() for i in labelled if not i.split.endswith("_2")}
+    assert not any(i.text.lower() in first_texts for i in labelled if i.split.endswith("_2"))
     assert {i.kind for i in labelled} == KINDS
     for item in labelled:
         if item.kind == "negation":
@@ -35,7 +48,56 @@ def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untype
         else:
             assert ontology_2021.is_billable(item.code), item
     splits = Counter(i.split for i in labelled)
-    assert 0.25 < splits["held_out"] / len(labelled) < 0.42
+    first = splits["development"] + splits["held_out"]
+    assert 0.25 < splits["held_out"] / first < 0.42
+    second = splits["development_2"] + splits["held_out_2"]
+    assert second >= 200 and 0.4 < splits["held_out_2"] / second < 0.6
+
+
+def test_second_set_split_is_the_crc_fixed_when_written() -> None:
+    for item in load_labelled():
+        if item.split.endswith("_2"):
+            expected = "held_out_2" if zlib.crc32(item.text.encode()) % 2 == 0 else "development_2"
+            assert item.split == expected, item
+
+
+def test_abbreviations_in_context_are_valid(ontology_2021) -> None:  # type: ignore[no-untyped-def]
+    items = load_contexts()
+    assert len(items) >= 50
+    for item in items:
+        assert ontology_2021.is_billable(item.code), item
+        key = f"{item.text}\t{item.context}".encode()
+        assert item.split == ("held_out" if zlib.crc32(key) % 2 == 0 else "development")
+    # Most abbreviations have two answers, so no reading without context is right for all.
+    codes: dict[str, set[str]] = {}
+    for item in items:
+        codes.setdefault(item.text, set()).add(item.code[:3])
+    assert sum(len(c) > 1 for c in codes.values()) >= 10
+
+
+def test_context_accuracy_maps_with_and_without(mapper, ontology_2021) -> None:  # type: ignore[no-untyped-def]
+    from climb_vllm.benchmarks.extrinsic.mapping_accuracy import InContext
+
+    items = [
+        InContext("CAP", "C61", "PSA 40, Gleason 4+3 on prostate biopsy.", "development"),
+        InContext(
+            "CAP", "J18.9", "Fever, cough and a lobar infiltrate on chest x-ray.", "held_out"
+        ),
+    ]
+    figures, rows = context_accuracy(ontology_2021, mapper, items, resamples=50)
+    assert figures["context_L3_development"] == 1.0
+    assert figures["context_L3_held_out"] == 1.0
+    # Without its context, one "CAP" is read the same way as the other: one of them is wrong.
+    assert figures["no_context_L3_development"] + figures["no_context_L3_held_out"] == 1.0
+    assert rows[0][4] == "CAP: prostate cancer"
+    assert rows[1][4] == "CAP: community acquired pneumonia"
+
+
+def test_a_split_column_must_name_a_known_split(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("text\tcode\tkind\tsplit\nHTN\tI10\tabbreviation\ttest\n")
+    with pytest.raises(UserError, match="unknown split"):
+        load_labelled(bad)
 
 
 def test_correct_compares_levels(ontology_2021) -> None:  # type: ignore[no-untyped-def]

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from climb_vllm.benchmarks.extrinsic.icdmap import Mapper
+from climb_vllm.benchmarks.extrinsic.senses import chunks
+from climb_vllm.benchmarks.extrinsic.text_match import fits
 from climb_vllm.benchmarks.extrinsic.title_index import build_or_load
 
 #: Codes the tests below name, with headers whose default leaves they expect.
@@ -38,6 +40,11 @@ CODES = (
     "E11.9",
     "N18.4",
     "N18.6",
+    "I05.0",
+    "K29.7",
+    "K29.70",
+    "C91.1",
+    "C91.10",
 )
 
 
@@ -121,3 +128,79 @@ def test_points_carry_the_qualifier(names_mapper: Mapper) -> None:
         ("negated", (), "negated"),
         ("code", ("I10",), "none"),
     ]
+
+
+def test_diabetes_without_a_type_is_type_2() -> None:
+    nephropathy = "Other specified diabetes mellitus with diabetic nephropathy"
+    assert not fits("diabetic nephropathy", "none", "E13.21", nephropathy)
+    assert fits("diabetic nephropathy", "none", "E11.21", "Type 2 ... nephropathy")
+    assert not fits("diabetic nephropathy", "none", "E10.21", "Type 1 ... nephropathy")
+    assert fits("type 1 diabetes with nephropathy", "none", "E10.21", "Type 1 ...")
+    assert fits("steroid induced diabetes", "none", "E09.9", "Drug or chemical induced ...")
+
+
+def test_hypertension_with_kidney_or_heart_disease_takes_the_combination() -> None:
+    assert not fits("hypertensive CKD stage 3", "none", "N18.30", "Chronic kidney disease")
+    assert fits("hypertensive CKD stage 3", "none", "I12.9", "Hypertensive chronic kidney")
+    assert not fits("hypertension with heart failure", "none", "I50.9", "Heart failure")
+    assert fits("hypertension with heart failure", "none", "I11.0", "Hypertensive heart")
+    both = "hypertension with CKD and heart failure"
+    assert not fits(both, "none", "I12.9", "x") and fits(both, "none", "I13.0", "x")
+    # Pulmonary hypertension is not hypertension in this sense.
+    assert fits("pulmonary hypertension with heart failure", "none", "I50.9", "Heart failure")
+
+
+def test_with_and_without_must_agree() -> None:
+    name = "Hypertensive heart and chronic kidney disease without heart failure"
+    assert not fits(
+        "hypertensive heart and kidney disease with heart failure", "none", "I13.10", name
+    )
+    assert not fits(
+        "gastric ulcer without hemorrhage", "none", "K25.4", "Gastric ulcer with hemorrhage"
+    )
+    assert fits("gastric ulcer with hemorrhage", "none", "K25.4", "Gastric ulcer with hemorrhage")
+
+
+def test_stages_must_agree() -> None:
+    assert not fits("CKD stage 4", "none", "N18.30", "Chronic kidney disease, stage 3 unspecified")
+    assert fits("CKD stage 4", "none", "N18.4", "Chronic kidney disease, stage 4 (severe)")
+    ranged = (
+        "Hypertensive chronic kidney disease with stage 1 through stage 4 chronic kidney disease"
+    )
+    assert fits("hypertensive CKD stage 3", "none", "I12.9", ranged)
+    assert not fits("ESRD due to hypertension", "none", "I12.9", ranged)
+    assert fits("chronic kidney disease", "none", "N18.4", "Chronic kidney disease, stage 4")
+
+
+def test_a_bare_text_is_the_unspecified_title(names_mapper: Mapper) -> None:
+    # "Gastritis, unspecified" (K29.7, a header) names "gastritis"; its leaf is K29.70.
+    match = names_mapper.map_texts(["gastritis"])[0]
+    assert (match.method, match.code) == ("exact", "K29.70")
+
+
+def test_misspelt_texts_are_read_corrected(names_mapper: Mapper) -> None:
+    assert _codes(names_mapper, ["hypertention", "multiple sclerosys"]) == ["I10", "G35"]
+
+
+def test_context_chooses_the_sense_and_records_it(names_mapper: Mapper) -> None:
+    neuro = chunks(
+        "Optic neuritis last year; now leg weakness with enhancing white matter lesions."
+    )
+    cardio = chunks(
+        "Rheumatic fever as a child. Echo: thickened mitral leaflets, valve area 1.0 cm2."
+    )
+    plain, brain, valve = names_mapper.map_texts(["MS", "MS", "MS"], [(), neuro, cardio])
+    assert plain.code == "G35" and not plain.by_context
+    assert plain.sense == "MS: multiple sclerosis"
+    assert (brain.code, brain.by_context) == ("G35", True)
+    assert (valve.code, valve.sense, valve.by_context) == ("I05.0", "MS: mitral stenosis", True)
+
+
+def test_outputs_read_their_abbreviations_by_the_note(names_mapper: Mapper) -> None:
+    output = "1. MS\n2. Atrial fibrillation"
+    note = "Rheumatic heart disease. Echo: thickened mitral leaflets, mean gradient 11 mmHg."
+    with_note = names_mapper.map_outputs([output], [note])[0]
+    without = names_mapper.map_outputs([output])[0]
+    assert with_note.points[0].codes == ("I05.0",)
+    assert with_note.points[0].sense == "MS: mitral stenosis"
+    assert without.points[0].codes == ("G35",)
