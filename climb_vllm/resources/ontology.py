@@ -251,13 +251,19 @@ class Ontology:
                 found.append(other)
         return found
 
-    def default_leaf(self, code: str) -> str | None:
+    def default_leaf(self, code: str, side: str | None = None) -> str | None:
         """The billable code a coder would take for ``code``: itself when billable; for a
         non-billable header, its default child, descending one level at a time (None when a
         level has no default).
 
         At each level the default child is the first that :func:`_default_child` finds, and
         a 7th character may follow "X" placeholders (S93.02 -> S93.02XA).
+
+        Args:
+            code: the code.
+            side: "right" or "left" when the text names one side: at a level whose children
+                name sides, only the children of that side are considered (S93.40 ->
+                S93.401A for "right").
         """
         if code not in self:
             return None
@@ -267,6 +273,10 @@ class Ontology:
             if not children:
                 return None
             titles = [descriptions[self._index[c]].lower() for c in children]
+            if side is not None:
+                sided = [(c, t) for c, t in zip(children, titles) if side in t.split()]
+                if sided:
+                    children, titles = [c for c, _ in sided], [t for _, t in sided]
             chosen = _default_child(children, titles, self.nos_codes)
             if chosen is None:
                 return None

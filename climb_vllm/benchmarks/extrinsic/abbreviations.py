@@ -149,6 +149,9 @@ class Expander:
         folded = word.casefold()
         if folded in self._folded and folded not in self.common_words:
             return self._folded[folded]
+        if "-" in word and len(word) > 3:
+            # "A-fib" is "Afib", "V-tach" is "Vtach": hyphens inside shorthand are optional.
+            return self.readings(word.replace("-", ""))
         return ()
 
     def expand(self, text: str) -> list[str]:

@@ -69,6 +69,19 @@ def distinct_paraphrases(titles: list[str], count: int, seed: int = 1) -> list[s
     ]
 
 
+def contextual_texts(count: int) -> tuple[list[str], list[tuple[str, ...]]]:
+    """``count`` abbreviations of several senses (the packaged abbreviations in context, in
+    turn), each with the pieces of a distinct context (the item's, numbered)."""
+    from climb_vllm.benchmarks.extrinsic.mapping_accuracy import load_contexts
+    from climb_vllm.benchmarks.extrinsic.senses import chunks
+
+    items = load_contexts()
+    picked = [items[k % len(items)] for k in range(count)]
+    return [i.text for i in picked], [
+        chunks(f"{i.context} Note {k}.") for k, i in enumerate(picked)
+    ]
+
+
 def mapping_bench(count: int) -> dict[str, Any]:
     """Run the measurements above with ``count`` texts; returns the results table."""
     import torch
@@ -110,6 +123,16 @@ def mapping_bench(count: int) -> dict[str, Any]:
     mapper.map_texts(hard)
     hard_s = time.perf_counter() - start
 
+    # Abbreviations of several senses, each in its own context (the worst case for senses:
+    # every text is matched once per context, and every piece is embedded).
+    ambiguous, contexts = contextual_texts(max(1, count // 10))
+    start = time.perf_counter()
+    mapper.map_texts(ambiguous)
+    plain_s = time.perf_counter() - start
+    start = time.perf_counter()
+    mapper.map_texts(ambiguous, contexts)
+    context_s = time.perf_counter() - start
+
     start = time.perf_counter()
     queries = encoder.encode(hard)
     embed_s = time.perf_counter() - start
@@ -134,6 +157,8 @@ def mapping_bench(count: int) -> dict[str, Any]:
         "realistic_distinct_texts": len(set(texts)),
         "realistic_exact_share": methods["exact"],
         f"map_{count}_distinct_s": hard_s,
+        f"map_{len(ambiguous)}_ambiguous_without_context_s": plain_s,
+        f"map_{len(ambiguous)}_ambiguous_each_in_its_context_s": context_s,
         "embed_distinct_s": embed_s,
         "search_faiss_s": faiss_s,
         "search_numpy_bruteforce_s": numpy_s,

@@ -18,17 +18,22 @@ For one diagnosis text (a point with no code in it):
 3. **Exact name**: the first reading whose key (lower case, letters and digits only) equals the
    key of a title or another name of a code (an inclusion term, an Includes note, either with
    or without its nonessential modifiers and "NOS") takes that code; titles come first, then in
-   release order.
+   release order; last, a title "X, unspecified [organism, ear, ...]" or "Unspecified X" also
+   names X. A text with an abbreviation of several senses and a context skips this step: its
+   exact names compete in step 4 at similarity 1.
 4. **Nearest name**: else every reading is embedded and the code of the most similar name
    across readings wins (nothing below cosine 0), among the names that fit the text
    (:func:`fits`, from the 32 nearest of each reading; the nearest when none fits): codes of the
    pregnancy (O) and newborn (P) chapters need a pregnancy or newborn word in the text, and
    external causes (V00-Y99) an accident word, as ICD-10-CM's chapter rules say; "personal /
    family history of" names need a past or family qualifier; a text that names one side (right
-   or left) does not take a name of the other side.
+   or left) takes neither a name of the other side nor one that leaves the side open; the
+   diabetes, hypertension, "with / without", stage, severity and encounter rules of
+   :func:`fits`. With a context, the sense is chosen by
+   :func:`~climb_vllm.benchmarks.extrinsic.senses.choose` among the readings that chose one.
 5. **Leaf**: a non-billable header found by 3 or 4 is replaced by its default billable code
-   (:meth:`~climb_vllm.resources.ontology.Ontology.default_leaf`); a header without one stays
-   as it is.
+   (:meth:`~climb_vllm.resources.ontology.Ontology.default_leaf`), on the side the reading
+   names; a header without one stays as it is.
 """
 
 from __future__ import annotations
@@ -97,6 +102,19 @@ _UNSPECIFIED_NAME = re.compile(r"^unspecified\s+|,\s*unspecified(?:\s+[a-z]+)?$"
 _WITH = re.compile(r"\b(with|without|no)\s+([a-z]{3,})", re.IGNORECASE)
 _STAGE = re.compile(r"\bstage\s*(\d)(?:\s*(?:through|-|to)\s*(?:stage\s*)?(\d))?", re.IGNORECASE)
 _END_STAGE = re.compile(r"end[- ]stage (?:renal|kidney)|\besrd\b", re.IGNORECASE)
+# A name that leaves the side open ("unspecified ankle", "unspecified eye").
+_OPEN_SIDE = re.compile(
+    r"\bunspecified (?:side|(?:[a-z]+ ){0,2}(?:ankle|knee|hip|shoulder|elbow|wrist|hand|foot|"
+    r"feet|leg|arm|eye|ear|breast|lung|kidney|femur|tibia|fibula|radius|ulna|humerus|limb|thigh|"
+    r"forearm|toe|finger|thumb|ovary|testis|eyelid|orbit|buttock))\b",
+    re.IGNORECASE,
+)
+# 7th characters of later encounters, and the words that call for them.
+_LATER_ENCOUNTER = re.compile(
+    r"subsequent|sequela|late effect|follow[- ]?up|healing|nonunion|malunion|delayed",
+    re.IGNORECASE,
+)
+_SEVERITY = re.compile(r"\b(mild|moderate|severe)\b", re.IGNORECASE)
 _HISTORY_NAME = re.compile(r"^\s*(?:personal |family )?history of", re.IGNORECASE)
 _CANCER = (
     (
@@ -136,7 +154,16 @@ def icd_wordings(reading: str) -> list[str]:
 
 
 def fits(text: str, qualifier: str, code: str, name: str) -> bool:
-    """Whether a code's name fits a text (the rules of step 4 in the module docstring).
+    """Whether a code's name fits a text (the rules of step 4 in the module docstring):
+
+    - chapters: O needs a pregnancy word, P a newborn word, V-Y an accident word;
+    - a "history of" name needs a past or family qualifier;
+    - "with X" / "without X" and named stages must not contradict the text;
+    - a later-encounter injury code needs a word for it ("subsequent", "sequela", ...);
+    - a severity (mild, moderate, severe) the text does not name excludes the name;
+    - diabetes other than type 2 needs its type named (Official Guidelines I.C.4.a.2);
+    - hypertension with chronic kidney / heart disease needs I12 / I11 / I13 (I.C.9.a);
+    - a text naming one side excludes the other side and names that leave it open.
 
     Args:
         text: the reading searched (shorthand read, so "R" is "right").
@@ -153,6 +180,11 @@ def fits(text: str, qualifier: str, code: str, name: str) -> bool:
         return False
     if _contradicts(text, name) or _other_stage(text, name):
         return False
+    if _later_encounter(code) and not _LATER_ENCOUNTER.search(text):
+        return False
+    severity = {m.lower() for m in _SEVERITY.findall(text)}
+    if severity and {m.lower() for m in _SEVERITY.findall(name)} - severity:
+        return False
     if code[:3] in _DIABETES_TYPE and not _DIABETES_TYPE[code[:3]].search(text):
         return False
     if _HYPERTENSION.search(text):
@@ -166,7 +198,7 @@ def fits(text: str, qualifier: str, code: str, name: str) -> bool:
     sides = {s for s in ("right", "left") if re.search(rf"\b{s}\b", text, re.IGNORECASE)}
     if len(sides) == 1:
         other = "left" if "right" in sides else "right"
-        if re.search(rf"\b{other}\b", name, re.IGNORECASE):
+        if re.search(rf"\b{other}\b", name, re.IGNORECASE) or _OPEN_SIDE.search(name):
             return False
     return True
 
@@ -179,6 +211,14 @@ def _contradicts(text: str, name: str) -> bool:
         if (m.group(1).lower() != "with", m.group(2).lower()) in said:
             return True
     return False
+
+
+def _later_encounter(code: str) -> bool:
+    """Whether an injury code's 7th character is a later encounter (subsequent, sequela):
+    a coder takes the initial encounter ("A", "B") unless the text says otherwise
+    (Official Guidelines I.C.19.a)."""
+    plain = code.replace(".", "")
+    return code[0] in "ST" and len(plain) == 7 and plain[-1] in "DGHJKMNPQRS"
 
 
 def _stages(text: str) -> set[int]:
@@ -272,7 +312,7 @@ class TextMatcher:
         self.z_rows = np.array(
             [row for row, code in enumerate(index.codes) if code.startswith("Z")], dtype=np.int64
         )
-        self._leaf: dict[str, str] = {}
+        self._leaf: dict[tuple[str, str | None], str] = {}
 
     def _plan(self, text: str) -> _Plan:
         read = qualifiers.read(text)
@@ -299,11 +339,14 @@ class TextMatcher:
         """Whether a row's name fits ``reading`` (:func:`fits`)."""
         return lambda row: fits(reading, qualifier, self.index.codes[row], self.index.titles[row])
 
-    def leaf(self, code: str) -> str:
-        """``code``, or its default billable code when it is a header that has one."""
-        if code not in self._leaf:
-            self._leaf[code] = self.ontology.default_leaf(code) or code
-        return self._leaf[code]
+    def leaf(self, code: str, text: str = "") -> str:
+        """``code``, or its default billable code when it is a header that has one, on the
+        side ``text`` names when it names one."""
+        found = {s for s in ("right", "left") if re.search(rf"\b{s}\b", text, re.IGNORECASE)}
+        side = found.pop() if len(found) == 1 else None
+        if (code, side) not in self._leaf:
+            self._leaf[(code, side)] = self.ontology.default_leaf(code, side) or code
+        return self._leaf[(code, side)]
 
     def match(
         self, texts: Sequence[str], contexts: Sequence[tuple[str, ...]] | None = None
@@ -378,7 +421,7 @@ class TextMatcher:
             if row < 0 or sim < 0.0:
                 found[key] = Match("none", None, math.nan, plan.qualifier)
             else:
-                code = self.leaf(self.index.codes[row])
+                code = self.leaf(self.index.codes[row], reading)
                 method = "exact" if sim == 1.0 and self.key(reading) in self.exact else "embedding"
                 found[key] = Match(
                     method,
@@ -395,7 +438,7 @@ class TextMatcher:
         for reading in [*plan.exact_only, *plan.within_z, *plan.general]:
             row = self.exact.get(self.key(reading))
             if row is not None:
-                code = self.leaf(self.index.codes[row])
+                code = self.leaf(self.index.codes[row], reading)
                 return Match("exact", code, 1.0, plan.qualifier, plan.senses.get(reading, ""))
         return None
 

@@ -66,3 +66,18 @@ def test_text_without_abbreviations_is_kept(expander: Expander) -> None:
     assert expander.expand("Essential (primary) hypertension") == [
         "Essential (primary) hypertension"
     ]
+
+
+def test_hyphens_inside_shorthand_are_optional() -> None:
+    expander = Expander(frozenset())
+    assert expander.readings("A-fib") == expander.readings("Afib") != ()
+    assert expander.readings("x-ray") == ()  # nothing without the hyphen either
+
+
+def test_each_reading_records_the_senses_it_chose() -> None:
+    expander = Expander(frozenset())
+    readings = dict(expander.expand_senses("severe AS"))
+    assert readings["severe aortic stenosis"] == ("AS: aortic stenosis",)
+    assert readings["severe ankylosing spondylitis"] == ("AS: ankylosing spondylitis",)
+    # A word of one sense is read, but it chose nothing.
+    assert expander.expand_senses("HTN") == [("Hypertension", ())]

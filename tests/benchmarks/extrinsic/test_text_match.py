@@ -204,3 +204,32 @@ def test_outputs_read_their_abbreviations_by_the_note(names_mapper: Mapper) -> N
     assert with_note.points[0].codes == ("I05.0",)
     assert with_note.points[0].sense == "MS: mitral stenosis"
     assert without.points[0].codes == ("G35",)
+
+
+def test_a_named_side_excludes_names_that_leave_it_open() -> None:
+    open_side = "Sprain of unspecified ligament of unspecified ankle, initial encounter"
+    assert not fits("right ankle sprain", "none", "S93.409A", open_side)
+    assert fits("ankle sprain", "none", "S93.409A", open_side)
+    assert fits("right ankle sprain", "none", "S93.401A", "Sprain of ... right ankle")
+
+
+def test_injuries_take_the_initial_encounter_unless_told() -> None:
+    sequela = "Sprain of anterior cruciate ligament of left knee, sequela"
+    assert not fits("left ACL tear", "none", "S83.512S", sequela)
+    assert fits("left ACL tear, sequela", "none", "S83.512S", sequela)
+    assert fits("left ACL tear", "none", "S83.512A", "... initial encounter")
+    assert fits("pneumonia", "none", "J18.9", "Pneumonia, unspecified organism")
+
+
+def test_a_named_severity_excludes_other_severities() -> None:
+    assert not fits("MDD, recurrent, severe", "none", "F33.0", "... recurrent, mild")
+    assert fits("MDD, recurrent, severe", "none", "F33.2", "... recurrent severe without ...")
+    assert fits("MDD, recurrent", "none", "F33.0", "... recurrent, mild")
+
+
+def test_the_default_leaf_follows_the_side_the_text_names(names_mapper: Mapper) -> None:
+    matcher = names_mapper._matcher
+    assert matcher is not None
+    assert matcher.leaf("S93.40", "right ankle sprain") == "S93.401A"
+    assert matcher.leaf("S93.40", "left ankle sprain") == "S93.402A"
+    assert matcher.leaf("S93.40", "ankle sprain") == "S93.409A"
