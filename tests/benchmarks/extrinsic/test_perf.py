@@ -14,3 +14,12 @@ def test_index_build_bench_compares_both_builds_on_few_codes() -> None:
     assert mapped == ["map_240_texts_float32_s"]  # 40 paraphrases + 200 realistic texts
     same, total = (int(x) for x in results["identical_answers"].split(" / "))
     assert same == total == 240
+
+
+def test_contextual_texts_give_each_abbreviation_its_own_context() -> None:
+    from climb_vllm.benchmarks.extrinsic.perf import contextual_texts
+
+    texts, contexts = contextual_texts(60)
+    assert len(texts) == len(contexts) == 60
+    assert len(set(contexts)) == 60  # every text is matched once per context
+    assert all(contexts) and "CAP" in texts
