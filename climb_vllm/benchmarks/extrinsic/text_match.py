@@ -25,7 +25,8 @@ For one diagnosis text (a point with no code in it):
    across readings wins (nothing below cosine 0), among the names that fit the text
    (:func:`fits`, from the 32 nearest of each reading; the nearest when none fits): codes of the
    pregnancy (O) and newborn (P) chapters need a pregnancy or newborn word in the text, and
-   external causes (V00-Y99) an accident word, as ICD-10-CM's chapter rules say; "personal /
+   external causes (V00-Y99) an accident word, as ICD-10-CM's chapter rules say; a name saying
+   "congenital" needs the text to say so or to be about a newborn; "personal /
    family history of" names need a past or family qualifier; a text that names one side (right
    or left) takes neither a name of the other side nor one that leaves the side open; the
    diabetes, hypertension, "with / without", stage, severity and encounter rules of
@@ -115,6 +116,8 @@ _LATER_ENCOUNTER = re.compile(
     re.IGNORECASE,
 )
 _SEVERITY = re.compile(r"\b(mild|moderate|severe)\b", re.IGNORECASE)
+# A name that says "congenital" needs the text to say so (or to be about a newborn).
+_CONGENITAL = re.compile(r"congenital|hereditary|inborn|familial", re.IGNORECASE)
 _HISTORY_NAME = re.compile(r"^\s*(?:personal |family )?history of", re.IGNORECASE)
 _CANCER = (
     (
@@ -156,7 +159,8 @@ def icd_wordings(reading: str) -> list[str]:
 def fits(text: str, qualifier: str, code: str, name: str) -> bool:
     """Whether a code's name fits a text (the rules of step 4 in the module docstring):
 
-    - chapters: O needs a pregnancy word, P a newborn word, V-Y an accident word;
+    - chapters: O needs a pregnancy word, P a newborn word, V-Y an accident word; a name
+      saying "congenital" (or hereditary, inborn, familial) needs that word or a newborn word;
     - a "history of" name needs a past or family qualifier;
     - "with X" / "without X" and named stages must not contradict the text;
     - a later-encounter injury code needs a word for it ("subsequent", "sequela", ...);
@@ -175,6 +179,8 @@ def fits(text: str, qualifier: str, code: str, name: str) -> bool:
     if code[0] == "P" and not _NEWBORN.search(text):
         return False
     if code[0] in "VWXY" and not _EXTERNAL.search(text):
+        return False
+    if _CONGENITAL.search(name) and not (_CONGENITAL.search(text) or _NEWBORN.search(text)):
         return False
     if _HISTORY_NAME.match(name) and qualifier not in ("history", "family"):
         return False

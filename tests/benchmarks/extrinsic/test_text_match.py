@@ -233,3 +233,11 @@ def test_the_default_leaf_follows_the_side_the_text_names(names_mapper: Mapper) 
     assert matcher.leaf("S93.40", "right ankle sprain") == "S93.401A"
     assert matcher.leaf("S93.40", "left ankle sprain") == "S93.402A"
     assert matcher.leaf("S93.40", "ankle sprain") == "S93.409A"
+
+
+def test_a_congenital_name_needs_the_text_to_say_so() -> None:
+    name = "Congenital mitral stenosis"
+    assert not fits("mitral stenosis", "none", "Q23.2", name)
+    assert fits("congenital mitral stenosis", "none", "Q23.2", name)
+    assert fits("mitral stenosis in a newborn", "none", "Q23.2", name)
+    assert fits("tetralogy of Fallot", "none", "Q21.3", "Tetralogy of Fallot")
