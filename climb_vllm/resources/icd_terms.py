@@ -119,3 +119,12 @@ def load_terms(ontology: Ontology) -> pl.DataFrame:
         return empty
     terms = pl.read_parquet(packaged("icd10cm", name))
     return terms.filter(pl.col("code").is_in(list(ontology.codes)))
+
+
+def nos_codes(ontology: Ontology) -> frozenset[str]:
+    """Codes with an inclusion term "... NOS" (the code a coder takes for that term when
+    nothing more is said: "Chronic lymphocytic leukemia of B-cell type NOS" under C91.10);
+    empty for a release without packaged terms."""
+    terms = load_terms(ontology)
+    nos = terms.filter((terms["source"] == "inclusion") & terms["term"].str.contains(r"\bNOS\b"))
+    return frozenset(nos["code"].to_list())

@@ -153,21 +153,6 @@ class Ontology:
     source: str
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     _sex: dict[str, SexLists] = field(default_factory=dict, repr=False, compare=False)
-    _nos: list[frozenset[str]] = field(default_factory=list, repr=False, compare=False)
-
-    @property
-    def nos_codes(self) -> frozenset[str]:
-        """Codes with an inclusion term "... NOS" in the tabular list (the code a coder takes
-        for that term when nothing more is said); empty for a release without packaged terms."""
-        if not self._nos:
-            from climb_vllm.resources.icd_terms import load_terms
-
-            terms = load_terms(self)
-            nos = terms.filter(
-                (terms["source"] == "inclusion") & terms["term"].str.contains(r"\bNOS\b")
-            )
-            self._nos.append(frozenset(nos["code"].to_list()))
-        return self._nos[0]
 
     def sex_lists(self, rule: str = "descendants") -> SexLists:
         """The female-only, male-only (and mixed) codes under ``rule`` (see the module note).
@@ -251,7 +236,9 @@ class Ontology:
                 found.append(other)
         return found
 
-    def default_leaf(self, code: str, side: str | None = None) -> str | None:
+    def default_leaf(
+        self, code: str, side: str | None = None, nos: frozenset[str] = frozenset()
+    ) -> str | None:
         """The billable code a coder would take for ``code``: itself when billable; for a
         non-billable header, its default child, descending one level at a time (None when a
         level has no default).
@@ -264,6 +251,8 @@ class Ontology:
             side: "right" or "left" when the text names one side: at a level whose children
                 name sides, only the children of that side are considered (S93.40 ->
                 S93.401A for "right").
+            nos: the codes with an inclusion term "... NOS"
+                (:func:`~climb_vllm.resources.icd_terms.nos_codes`); empty: that rule is off.
         """
         if code not in self:
             return None
@@ -277,7 +266,7 @@ class Ontology:
                 sided = [(c, t) for c, t in zip(children, titles) if side in t.split()]
                 if sided:
                     children, titles = [c for c, _ in sided], [t for _, t in sided]
-            chosen = _default_child(children, titles, self.nos_codes)
+            chosen = _default_child(children, titles, nos)
             if chosen is None:
                 return None
             code = chosen
@@ -503,7 +492,7 @@ def _default_child(
     children: list[str], titles: list[str], nos: frozenset[str] = frozenset()
 ) -> str | None:
     """The child a coder takes when the text says nothing more, in this order (titles in lower
-    case, row-aligned with ``children``; ``nos``: :attr:`Ontology.nos_codes`):
+    case, row-aligned with ``children``; ``nos``: the codes with an inclusion term "... NOS"):
 
     1. ending in "9" and titled unspecified (I50 -> I50.9, I82.40 -> I82.409);
     2. ending in "0" and titled unspecified (E78.0 -> E78.00, S72.0 -> S72.00, where S72.09 is

@@ -46,3 +46,12 @@ def test_export_reproduces_the_packaged_table(tmp_path: Path, ontology_2021) -> 
     out = tmp_path / "terms.parquet"
     assert export_terms(out) == 12524
     assert pl.read_parquet(out).equals(load_terms(ontology_2021))
+
+
+def test_nos_codes_come_from_the_inclusion_terms() -> None:
+    from climb_vllm.resources.icd_terms import nos_codes
+    from climb_vllm.resources.ontology import load_ontology
+
+    nos = nos_codes(load_ontology("2021"))
+    assert {"C91.10", "N40.0", "J45.20", "I50.9"} <= nos
+    assert "C91.11" not in nos and "I10" not in nos

@@ -33,8 +33,8 @@ For one diagnosis text (a point with no code in it):
    :func:`fits`. With a context, the sense is chosen by
    :func:`~climb_vllm.benchmarks.extrinsic.senses.choose` among the readings that chose one.
 5. **Leaf**: a non-billable header found by 3 or 4 is replaced by its default billable code
-   (:meth:`~climb_vllm.resources.ontology.Ontology.default_leaf`), on the side the reading
-   names; a header without one stays as it is.
+   (:meth:`~climb_vllm.resources.ontology.Ontology.default_leaf`, with the tabular list's
+   "NOS" inclusion terms), on the side the reading names; a header without one stays as it is.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from climb_vllm.benchmarks.extrinsic import qualifiers, senses
 from climb_vllm.benchmarks.extrinsic.abbreviations import Expander, title_words
 from climb_vllm.benchmarks.extrinsic.spelling import Speller
 from climb_vllm.benchmarks.extrinsic.title_index import CANDIDATES
+from climb_vllm.resources.icd_terms import nos_codes
 
 if TYPE_CHECKING:
     from climb_vllm.benchmarks.extrinsic.title_index import Encoder, TitleIndex
@@ -319,6 +320,7 @@ class TextMatcher:
             [row for row, code in enumerate(index.codes) if code.startswith("Z")], dtype=np.int64
         )
         self._leaf: dict[tuple[str, str | None], str] = {}
+        self.nos = nos_codes(ontology)
 
     def _plan(self, text: str) -> _Plan:
         read = qualifiers.read(text)
@@ -351,7 +353,8 @@ class TextMatcher:
         found = {s for s in ("right", "left") if re.search(rf"\b{s}\b", text, re.IGNORECASE)}
         side = found.pop() if len(found) == 1 else None
         if (code, side) not in self._leaf:
-            self._leaf[(code, side)] = self.ontology.default_leaf(code, side) or code
+            leaf = self.ontology.default_leaf(code, side, self.nos)
+            self._leaf[(code, side)] = leaf or code
         return self._leaf[(code, side)]
 
     def match(
