@@ -157,6 +157,12 @@ def icd_wordings(reading: str) -> list[str]:
     ]
 
 
+def named_side(text: str) -> str | None:
+    """ "right" or "left" when the text names exactly one of them, else None."""
+    found = [s for s in ("right", "left") if re.search(rf"\b{s}\b", text, re.IGNORECASE)]
+    return found[0] if len(found) == 1 else None
+
+
 def fits(text: str, qualifier: str, code: str, name: str) -> bool:
     """Whether a code's name fits a text (the rules of step 4 in the module docstring):
 
@@ -202,9 +208,9 @@ def fits(text: str, qualifier: str, code: str, name: str) -> bool:
             return False
         if heart and not kidney and code[:3] not in ("I11", "I13"):
             return False
-    sides = {s for s in ("right", "left") if re.search(rf"\b{s}\b", text, re.IGNORECASE)}
-    if len(sides) == 1:
-        other = "left" if "right" in sides else "right"
+    side = named_side(text)
+    if side is not None:
+        other = "left" if side == "right" else "right"
         if re.search(rf"\b{other}\b", name, re.IGNORECASE) or _OPEN_SIDE.search(name):
             return False
     return True
@@ -350,8 +356,7 @@ class TextMatcher:
     def leaf(self, code: str, text: str = "") -> str:
         """``code``, or its default billable code when it is a header that has one, on the
         side ``text`` names when it names one."""
-        found = {s for s in ("right", "left") if re.search(rf"\b{s}\b", text, re.IGNORECASE)}
-        side = found.pop() if len(found) == 1 else None
+        side = named_side(text)
         if (code, side) not in self._leaf:
             leaf = self.ontology.default_leaf(code, side, self.nos)
             self._leaf[(code, side)] = leaf or code
