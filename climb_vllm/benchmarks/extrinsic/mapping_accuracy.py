@@ -6,8 +6,9 @@ there) hold diagnoses as clinicians write them, each with the billable code a co
 assign in the 2021 release, or none for a negated one ("no evidence of PE"). Each string is
 read as one diagnosis point (:meth:`~climb_vllm.benchmarks.extrinsic.icdmap.Mapper.map_points`),
 over every code of the release. Splits (:data:`SPLITS`): the first set's development part and
-the third held out while its rules were written (CRC-32 of the text mod 3 = 0), and the second
-set's halves, its held-out half fixed before any rule was written for it.
+the third held out while its rules were written (CRC-32 of the text mod 3 = 0), the second
+set's halves, its held-out half fixed before any rule was written for it, and the third set's
+parts (disease names written by DiseaseDecipher's authors), its held-out part fixed likewise.
 
 A string is correct at level L when the first predicted code has the gold code's level-L
 ancestor (L1 chapter, L3 category, L5 the code itself); a negated string is correct at every
@@ -39,9 +40,16 @@ if TYPE_CHECKING:
 #: The levels reported (names as in the ontology).
 REPORTED = {"L1": 0, "L3": 2, "L5": 4}
 #: The splits of the labelled sets, in report order.
-SPLITS = ("development", "held_out", "development_2", "held_out_2")
+SPLITS = (
+    "development",
+    "held_out",
+    "development_2",
+    "held_out_2",
+    "development_3",
+    "held_out_3",
+)
 #: The packaged labelled sets; a file without a ``split`` column splits by CRC-32 mod 3.
-PACKAGED = ("clinician_diagnoses.tsv", "clinician_diagnoses_2.tsv")
+PACKAGED = ("clinician_diagnoses.tsv", "clinician_diagnoses_2.tsv", "disease_names_3.tsv")
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,11 @@ def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untype
     assert len(labelled) >= 500
     assert len({i.text for i in labelled}) == len(labelled)
     # The second set repeats no string of the first, even in another case.
-    first_texts = {i.text.lower() for i in labelled if not i.split.endswith("_2")}
+    first_texts = {i.text.lower() for i in labelled if i.split[-2:] not in ("_2", "_3")}
     assert not any(i.text.lower() in first_texts for i in labelled if i.split.endswith("_2"))
+    # Nor does the third, taken from another dataset.
+    earlier = {i.text.lower() for i in labelled if not i.split.endswith("_3")}
+    assert not any(i.text.lower() in earlier for i in labelled if i.split.endswith("_3"))
     assert {i.kind for i in labelled} == KINDS
     for item in labelled:
         if item.kind == "negation":
@@ -52,6 +55,8 @@ def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untype
     assert 0.25 < splits["held_out"] / first < 0.42
     second = splits["development_2"] + splits["held_out_2"]
     assert second >= 200 and 0.4 < splits["held_out_2"] / second < 0.6
+    third = splits["development_3"] + splits["held_out_3"]
+    assert third >= 140 and 0.4 < splits["held_out_3"] / third < 0.6
 
 
 def test_second_set_split_is_the_crc_fixed_when_written() -> None:
@@ -59,6 +64,14 @@ def test_second_set_split_is_the_crc_fixed_when_written() -> None:
         if item.split.endswith("_2"):
             expected = "held_out_2" if zlib.crc32(item.text.encode()) % 2 == 0 else "development_2"
             assert item.split == expected, item
+
+
+def test_third_set_is_sampled_and_split_by_the_crc_fixed_when_written() -> None:
+    for item in load_labelled():
+        if item.split.endswith("_3"):
+            crc = zlib.crc32(item.text.encode())
+            assert crc % 5 == 0, item
+            assert item.split == ("held_out_3" if crc % 10 == 0 else "development_3"), item
 
 
 def test_abbreviations_in_context_are_valid(ontology_2021) -> None:  # type: ignore[no-untyped-def]
