@@ -266,7 +266,8 @@ class Ontology:
                 sided = [(c, t) for c, t in zip(children, titles) if side in t.split()]
                 if sided:
                     children, titles = [c for c, _ in sided], [t for _, t in sided]
-            chosen = _default_child(children, titles, nos)
+            parent = descriptions[self._index[code]].lower()
+            chosen = _default_child(children, titles, nos, parent)
             if chosen is None:
                 return None
             code = chosen
@@ -489,11 +490,18 @@ def _unspecified(title: str) -> bool:
 
 
 def _default_child(
-    children: list[str], titles: list[str], nos: frozenset[str] = frozenset()
+    children: list[str], titles: list[str], nos: frozenset[str] = frozenset(), parent: str = ""
 ) -> str | None:
     """The child a coder takes when the text says nothing more, in this order (titles in lower
-    case, row-aligned with ``children``; ``nos``: the codes with an inclusion term "... NOS"):
+    case, row-aligned with ``children``; ``nos``: the codes with an inclusion term "... NOS";
+    ``parent``: their parent's title in lower case), leaving out a child titled "with other
+    complication" when a sibling is titled "without complication" (B27.9 -> B27.90, not
+    B27.99):
 
+    0. titled as the parent followed by ", unspecified site", and ending in "0" or "9" before
+       any 7th character (C81.9 -> C81.90, where C81.99 is "Hodgkin lymphoma, unspecified,
+       extranodal and solid organ sites"; T20.0 -> T20.00XA, where T20.09XA is "multiple
+       sites"; a child ending in "1" is a side or an organism);
     1. ending in "9" and titled unspecified (I50 -> I50.9, I82.40 -> I82.409);
     2. ending in "0" and titled unspecified (E78.0 -> E78.00, S72.0 -> S72.00, where S72.09 is
        "other"; O32.1 -> O32.1XX0, "not applicable or unspecified"; K40.9 -> K40.90, "not
@@ -502,18 +510,25 @@ def _default_child(
        I26.9 -> I26.99, "other pulmonary embolism", the Index's code for a pulmonary embolism
        NOS; a 7th "9" of the O chapter is "other fetus");
     4. the first titled unspecified;
-    5. the only one with an inclusion term "... NOS", the tabular list's own statement of
+    5. the only one titled as the parent (I85 -> I85.0, "Esophageal varices", beside I85.1,
+       "Secondary esophageal varices");
+    6. the only one with an inclusion term "... NOS", the tabular list's own statement of
        the default (C91.1 -> C91.10, "chronic lymphocytic leukemia of B-cell type NOS"; J45.2
        -> J45.20; N40 -> N40.0, "enlarged prostate NOS"; I85 -> I85.00);
-    6. the one titled "without" more often than every other child (the default when no
+    7. the one titled "without" more often than every other child (the default when no
        complication is named: I25.1 -> I25.10, K70.1 -> K70.10; K80.2 -> K80.20, "without
        cholecystitis without obstruction");
-    7. a 7th character "A", initial encounter (S06.0X9 -> S06.0X9A);
-    8. the only child.
+    8. a 7th character "A", initial encounter (S06.0X9 -> S06.0X9A);
+    9. the only child.
     """
     extension = len(children[0].replace(".", "")) == 7
     pairs = list(zip(children, titles))
+    if any("without complication" in t for t in titles):
+        # "With other complication" is never what a text that names none means (B27.9 ->
+        # B27.90, "unspecified without complication", not B27.99).
+        pairs = [(c, t) for c, t in pairs if "with other complication" not in t]
     rules: tuple[Callable[[str, str], bool], ...] = (
+        lambda c, t: t == f"{parent}, unspecified site" and c.rstrip("XA")[-1] in "09",
         lambda c, t: c.endswith("9") and _unspecified(t),
         lambda c, t: c.endswith("0") and _unspecified(t),
         lambda c, t: c.endswith("9") and not extension,
@@ -523,12 +538,15 @@ def _default_child(
         chosen = next((c for c, t in pairs if rule(c, t)), None)
         if chosen is not None:
             return chosen
-    stated = [c for c in children if c in nos]
+    same = [c for c, t in pairs if t == parent]
+    if len(same) == 1:
+        return same[0]
+    stated = [c for c, _ in pairs if c in nos]
     if len(stated) == 1:
         return stated[0]
-    counts = [t.count("without") for t in titles]
+    counts = [t.count("without") for _, t in pairs]
     if counts and max(counts) > 0 and counts.count(max(counts)) == 1:
-        return children[counts.index(max(counts))]
+        return pairs[counts.index(max(counts))][0]
     if extension:
         chosen = next((c for c in children if c.endswith("A")), None)
         if chosen is not None:

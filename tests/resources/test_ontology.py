@@ -167,7 +167,12 @@ def test_billable_codes_and_the_billable_codes_under_a_header() -> None:
         ("K40.9", "K40.90"),  # "not specified as recurrent"
         ("S93.02", "S93.02XA"),  # a 7th character after the "X" placeholder
         ("O32.1", "O32.1XX0"),  # "not applicable or unspecified", not the 7th "9" (other fetus)
-        ("W01.19", None),  # W01.190 / W01.198 ("other injury"): no default
+        ("W01.19", "W01.198A"),  # the child titled as its header ("... other object")
+        ("I85", "I85.00"),  # I85.0 is titled as I85; I85.1 is "secondary"
+        ("B27.9", "B27.90"),  # "without complication", not B27.99 "with other complication"
+        ("C81.9", "C81.90"),  # "..., unspecified site", not C81.99 "extranodal ... sites"
+        ("T20.0", "T20.00XA"),  # "unspecified site", not T20.09XA "multiple sites"
+        ("A49", "A49.9"),  # A49.0's "unspecified site" adds a staphylococcus: not the default
         ("I26", "I26.99"),  # no unspecified child: the "9" (other), as the Index gives
         ("Z86.71", None),  # Z86.711 / Z86.718: no default
         ("C91.1", "C91.10"),  # the one child with an inclusion term "... NOS"

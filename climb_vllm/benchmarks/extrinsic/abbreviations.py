@@ -14,10 +14,16 @@ Two sources, applied to whole words only:
   "physical examination", "pulmonary embolism", ...); the mapper keeps the sense whose best
   title is the most similar, so context within the text ("bilateral PEs") also counts. Entries of
   several words ("C diff") are read first, by their first sense.
+- **Diagnosis senses** (:func:`diagnosis_senses`, written for the project: the packaged
+  ``diagnoses.tsv``): for 169 abbreviations clinicians write for diagnoses, the diagnosis
+  they name and its code. These senses come before the inventory's ("ACS" is read as acute
+  coronary syndrome before abdominal compartment syndrome), and the matcher takes each as a
+  name of its code.
 """
 
 from __future__ import annotations
 
+import csv
 import gzip
 import itertools
 import json
@@ -99,11 +105,38 @@ def inventory() -> dict[str, tuple[str, ...]]:
     return senses
 
 
+@lru_cache(maxsize=1)
+def diagnosis_senses() -> dict[str, tuple[tuple[str, str], ...]]:
+    """The packaged diagnosis senses: abbreviation -> its (sense, ICD-10-CM 2021 code) pairs,
+    in the order listed (the first is read when nothing else decides)."""
+    resource = packaged("abbreviations", "diagnoses.tsv")
+    with resource.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    found: dict[str, tuple[tuple[str, str], ...]] = {}
+    for row in rows:
+        key = row["abbreviation"].strip()
+        found[key] = (*found.get(key, ()), (row["sense"].strip(), row["code"].strip()))
+    return found
+
+
+@lru_cache(maxsize=1)
+def all_senses() -> dict[str, tuple[str, ...]]:
+    """Every abbreviation's senses: its diagnosis senses first, then the inventory's."""
+    merged = dict(inventory())
+    for key, pairs in diagnosis_senses().items():
+        # A sense the inventory also lists keeps the inventory's spelling.
+        spelt = {sense.casefold(): sense for sense in merged.get(key, ())}
+        listed = [spelt.get(sense.casefold(), sense) for sense, _ in pairs]
+        rest = [sense for sense in merged.get(key, ()) if sense not in listed]
+        merged[key] = tuple(dict.fromkeys((*listed, *rest)))
+    return merged
+
+
 def title_words(titles: Iterable[str]) -> frozenset[str]:
     """The lower-case words of ``titles``, of the inventory's senses and
     :data:`FUNCTION_WORDS`: words that are not abbreviations when written in lower case."""
     words: set[str] = set(FUNCTION_WORDS)
-    for senses in inventory().values():
+    for senses in all_senses().values():
         for sense in senses:
             words.update(_TITLE_WORD.findall(sense.lower()))
     for title in titles:
@@ -117,13 +150,14 @@ class Expander:
     Args:
         common_words: lower-case words that are words, not abbreviations, when written in
             lower case (the words of the ICD-10-CM titles: :func:`title_words`).
-        senses: abbreviation -> senses (default: the packaged :func:`inventory`).
+        senses: abbreviation -> senses (default: :func:`all_senses`, the packaged diagnosis
+            senses and inventory).
     """
 
     def __init__(
         self, common_words: frozenset[str], senses: dict[str, tuple[str, ...]] | None = None
     ) -> None:
-        self.senses = inventory() if senses is None else senses
+        self.senses = all_senses() if senses is None else senses
         self.common_words = common_words
         self._folded: dict[str, tuple[str, ...]] = {}
         for key, values in self.senses.items():

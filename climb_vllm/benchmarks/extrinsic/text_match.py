@@ -48,7 +48,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from climb_vllm.benchmarks.extrinsic import qualifiers, senses
-from climb_vllm.benchmarks.extrinsic.abbreviations import Expander, title_words
+from climb_vllm.benchmarks.extrinsic.abbreviations import (
+    Expander,
+    diagnosis_senses,
+    title_words,
+)
 from climb_vllm.benchmarks.extrinsic.spelling import Speller
 from climb_vllm.benchmarks.extrinsic.title_index import CANDIDATES
 from climb_vllm.resources.icd_terms import nos_codes
@@ -119,6 +123,9 @@ _LATER_ENCOUNTER = re.compile(
 _SEVERITY = re.compile(r"\b(mild|moderate|severe)\b", re.IGNORECASE)
 # A name that says "congenital" needs the text to say so (or to be about a newborn).
 _CONGENITAL = re.compile(r"congenital|hereditary|inborn|familial", re.IGNORECASE)
+# Coders take a superficial injury (or vein) only when the text says so: a dog bite is an
+# open bite, an injury of the shoulder is the unspecified injury.
+_SUPERFICIAL = re.compile(r"\bsuperficial", re.IGNORECASE)
 _HISTORY_NAME = re.compile(r"^\s*(?:personal |family )?history of", re.IGNORECASE)
 _CANCER = (
     (
@@ -168,6 +175,7 @@ def fits(text: str, qualifier: str, code: str, name: str) -> bool:
 
     - chapters: O needs a pregnancy word, P a newborn word, V-Y an accident word; a name
       saying "congenital" (or hereditary, inborn, familial) needs that word or a newborn word;
+    - a name saying "superficial" needs the text to say so;
     - a "history of" name needs a past or family qualifier;
     - "with X" / "without X" and named stages must not contradict the text;
     - a later-encounter injury code needs a word for it ("subsequent", "sequela", ...);
@@ -188,6 +196,8 @@ def fits(text: str, qualifier: str, code: str, name: str) -> bool:
     if code[0] in "VWXY" and not _EXTERNAL.search(text):
         return False
     if _CONGENITAL.search(name) and not (_CONGENITAL.search(text) or _NEWBORN.search(text)):
+        return False
+    if _SUPERFICIAL.search(name) and not _SUPERFICIAL.search(text):
         return False
     if _HISTORY_NAME.match(name) and qualifier not in ("history", "family"):
         return False
@@ -320,13 +330,27 @@ class TextMatcher:
             bare = _UNSPECIFIED_NAME.sub("", name)
             if bare != name and self.key(bare):
                 self.exact.setdefault(self.key(bare), row)
+        self._leaf: dict[tuple[str, str | None], str] = {}
+        self.nos = nos_codes(ontology)
+        # An abbreviation's diagnosis sense names its code ("acute coronary syndrome" is I24.9,
+        # which no title says), after every name of the release, unless that name is a header
+        # without a default ("postpartum hemorrhage" is O72, whose children all say more).
+        title_row: dict[str, int] = {}
+        for row, code in enumerate(index.codes[: index.title_rows]):
+            title_row.setdefault(code, row)
+        for pairs in diagnosis_senses().values():
+            for sense, code in pairs:
+                said = self.key(sense)
+                if code not in title_row or not said:
+                    continue
+                named = self.exact.get(said)
+                if named is None or not ontology.is_billable(self.leaf(index.codes[named])):
+                    self.exact[said] = title_row[code]
         self.expander = Expander(title_words(index.titles[: index.title_rows]))
         self.speller = Speller(index.titles, self.expander.common_words)
         self.z_rows = np.array(
             [row for row, code in enumerate(index.codes) if code.startswith("Z")], dtype=np.int64
         )
-        self._leaf: dict[tuple[str, str | None], str] = {}
-        self.nos = nos_codes(ontology)
 
     def _plan(self, text: str) -> _Plan:
         read = qualifiers.read(text)

@@ -11,6 +11,8 @@ import pytest
 from climb_vllm.benchmarks.extrinsic.abbreviations import (
     MAX_EXPANSIONS,
     Expander,
+    all_senses,
+    diagnosis_senses,
     inventory,
     title_words,
 )
@@ -48,7 +50,8 @@ def test_every_sense_of_an_ambiguous_abbreviation(expander: Expander) -> None:
     readings = expander.expand("saddle PE")
     assert "saddle pulmonary embolism" in readings
     assert "saddle physical examination" in readings
-    assert expander.expand("bilateral PEs")[1] == "bilateral pulmonary embolism"  # plural
+    # The diagnosis sense comes first; a plural of an upper-case entry counts.
+    assert expander.expand("bilateral PEs")[0] == "bilateral pulmonary embolism"
 
 
 def test_roman_numerals_are_numbers(expander: Expander) -> None:
@@ -81,3 +84,26 @@ def test_each_reading_records_the_senses_it_chose() -> None:
     assert readings["severe ankylosing spondylitis"] == ("AS: ankylosing spondylitis",)
     # A word of one sense is read, but it chose nothing.
     assert expander.expand_senses("HTN") == [("Hypertension", ())]
+
+
+def test_diagnosis_senses_are_valid_and_come_first(ontology_2021) -> None:  # type: ignore[no-untyped-def]
+    from climb_vllm.resources.icd_terms import nos_codes
+
+    senses = diagnosis_senses()
+    assert len(senses) >= 150
+    nos = nos_codes(ontology_2021)
+    for key, pairs in senses.items():
+        for sense, code in pairs:
+            # Every code is in the release and has a billable default.
+            leaf = ontology_2021.default_leaf(code, None, nos)
+            assert leaf is not None and ontology_2021.is_billable(leaf), (key, sense, code)
+        listed = all_senses()[key]
+        assert [s.casefold() for s in listed[: len(pairs)]] == [s.casefold() for s, _ in pairs]
+    # The inventory's other senses stay, after the diagnosis senses.
+    assert "abdominal compartment syndrome" in {s.casefold() for s in all_senses()["ACS"]}
+    assert all_senses()["ACS"][0].casefold() == "acute coronary syndrome"
+    assert [s.casefold() for s in all_senses()["MS"][:2]] == [
+        "multiple sclerosis",
+        "mitral stenosis",
+    ]
+    assert "SIADH" not in inventory() and all_senses()["SIADH"]  # only here

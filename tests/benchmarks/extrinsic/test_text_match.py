@@ -45,6 +45,11 @@ CODES = (
     "K29.70",
     "C91.1",
     "C91.10",
+    "I24.9",
+    "M79.A3",
+    "O72",
+    "O72.1",
+    "C71.9",
 )
 
 
@@ -241,3 +246,21 @@ def test_a_congenital_name_needs_the_text_to_say_so() -> None:
     assert fits("congenital mitral stenosis", "none", "Q23.2", name)
     assert fits("mitral stenosis in a newborn", "none", "Q23.2", name)
     assert fits("tetralogy of Fallot", "none", "Q21.3", "Tetralogy of Fallot")
+
+
+def test_a_superficial_name_needs_the_text_to_say_so() -> None:
+    name = "Other superficial bite of hand of right hand"
+    assert not fits("dog bite of right hand", "none", "S60.571A", name)
+    assert fits("superficial dog bite of right hand", "none", "S60.571A", name)
+
+
+def test_diagnosis_senses_name_their_codes(names_mapper: Mapper) -> None:
+    # "ACS" is also abdominal compartment syndrome (M79.A3) in the inventory, whose title is
+    # nearer than any title to "acute coronary syndrome"; the diagnosis sense names I24.9.
+    acs, rule_out, gbm, pph = names_mapper.map_texts(["ACS", "r/o ACS", "GBM", "PPH"])
+    assert (acs.method, acs.code) == ("exact", "I24.9")
+    assert rule_out.code == "I24.9" and rule_out.qualifier == "uncertain"
+    assert gbm.code == "C71.9"  # "glioblastoma multiforme" in the inventory names no title
+    # "Postpartum hemorrhage" is the title of O72, a header without a default: the diagnosis
+    # sense's code is taken instead.
+    assert pph.code == "O72.1"
