@@ -8,7 +8,8 @@ read as one diagnosis point (:meth:`~climb_vllm.benchmarks.extrinsic.icdmap.Mapp
 over every code of the release. Splits (:data:`SPLITS`): the first set's development part and
 the third held out while its rules were written (CRC-32 of the text mod 3 = 0), the second
 set's halves, its held-out half fixed before any rule was written for it, and the third set's
-parts (disease names written by DiseaseDecipher's authors), its held-out part fixed likewise.
+parts (disease names written by DiseaseDecipher's authors), its held-out part fixed likewise,
+and a fourth set of such names, all held out.
 
 A string is correct at level L when the first predicted code has the gold code's level-L
 ancestor (L1 chapter, L3 category, L5 the code itself); a negated string is correct at every
@@ -47,9 +48,15 @@ SPLITS = (
     "held_out_2",
     "development_3",
     "held_out_3",
+    "held_out_4",
 )
 #: The packaged labelled sets; a file without a ``split`` column splits by CRC-32 mod 3.
-PACKAGED = ("clinician_diagnoses.tsv", "clinician_diagnoses_2.tsv", "disease_names_3.tsv")
+PACKAGED = (
+    "clinician_diagnoses.tsv",
+    "clinician_diagnoses_2.tsv",
+    "disease_names_3.tsv",
+    "disease_names_4.tsv",
+)
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,12 @@ def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untype
     first_texts = {i.text.lower() for i in labelled if i.split[-2:] not in ("_2", "_3")}
     assert not any(i.text.lower() in first_texts for i in labelled if i.split.endswith("_2"))
     # Nor does the third, taken from another dataset.
-    earlier = {i.text.lower() for i in labelled if not i.split.endswith("_3")}
+    earlier = {i.text.lower() for i in labelled if i.split[-2:] not in ("_3", "_4")}
     assert not any(i.text.lower() in earlier for i in labelled if i.split.endswith("_3"))
+    third_texts = {i.text.lower() for i in labelled if i.split.endswith("_3")}
+    assert not any(
+        i.text.lower() in earlier | third_texts for i in labelled if i.split.endswith("_4")
+    )
     assert {i.kind for i in labelled} == KINDS
     for item in labelled:
         if item.kind == "negation":
@@ -57,6 +61,7 @@ def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untype
     assert second >= 200 and 0.4 < splits["held_out_2"] / second < 0.6
     third = splits["development_3"] + splits["held_out_3"]
     assert third >= 140 and 0.4 < splits["held_out_3"] / third < 0.6
+    assert splits["held_out_4"] >= 100
 
 
 def test_second_set_split_is_the_crc_fixed_when_written() -> None:
@@ -72,6 +77,8 @@ def test_third_set_is_sampled_and_split_by_the_crc_fixed_when_written() -> None:
             crc = zlib.crc32(item.text.encode())
             assert crc % 5 == 0, item
             assert item.split == ("held_out_3" if crc % 10 == 0 else "development_3"), item
+        if item.split.endswith("_4"):
+            assert zlib.crc32(item.text.encode()) % 5 == 1, item
 
 
 def test_abbreviations_in_context_are_valid(ontology_2021) -> None:  # type: ignore[no-untyped-def]
