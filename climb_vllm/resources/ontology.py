@@ -519,7 +519,8 @@ def _default_child(
        complication is named: I25.1 -> I25.10, K70.1 -> K70.10; K80.2 -> K80.20, "without
        cholecystitis without obstruction");
     8. a 7th character "A", initial encounter (S06.0X9 -> S06.0X9A);
-    9. the only child.
+    9. the only child;
+    10. the only child ending in "8" and titled "other".
     """
     extension = len(children[0].replace(".", "")) == 7
     pairs = list(zip(children, titles))
@@ -551,4 +552,10 @@ def _default_child(
         chosen = next((c for c in children if c.endswith("A")), None)
         if chosen is not None:
             return chosen
-    return children[0] if len(children) == 1 else None
+    if len(children) == 1:
+        return children[0]
+    # With no unspecified child, the "other" child is what the Index gives for the bare term
+    # (D63 -> D63.8, "Anemia in other chronic diseases classified elsewhere"; D61.81,
+    # "Pancytopenia" -> D61.818, "Other pancytopenia").
+    other = [c for c, t in pairs if c.replace("X", "").endswith("8") and "other" in t.split()]
+    return other[0] if len(other) == 1 else None

@@ -174,7 +174,8 @@ def test_billable_codes_and_the_billable_codes_under_a_header() -> None:
         ("T20.0", "T20.00XA"),  # "unspecified site", not T20.09XA "multiple sites"
         ("A49", "A49.9"),  # A49.0's "unspecified site" adds a staphylococcus: not the default
         ("I26", "I26.99"),  # no unspecified child: the "9" (other), as the Index gives
-        ("Z86.71", None),  # Z86.711 / Z86.718: no default
+        ("Z86.71", "Z86.718"),  # no unspecified child: the one "other" child
+        ("D63", "D63.8"),  # the same: "anemia in other chronic diseases"
         ("C91.1", "C91.10"),  # the one child with an inclusion term "... NOS"
         ("N40", "N40.0"),  # "enlarged prostate NOS"
         ("J45.2", "J45.20"),  # "mild intermittent asthma NOS"

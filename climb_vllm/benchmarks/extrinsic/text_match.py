@@ -105,6 +105,10 @@ _KIDNEY_DISEASE = re.compile(
 )
 # "Unspecified X" and "X, unspecified [organism / ear / site ...]" name X itself.
 _UNSPECIFIED_NAME = re.compile(r"^unspecified\s+|,\s*unspecified(?:\s+[a-z]+)?$", re.IGNORECASE)
+_PLAIN_WORD = re.compile(r"[a-z]+")
+# A name saying "recurrent" needs the text to say so (the Index's default is a first episode).
+_RECURRENT = re.compile(r"\brecurren(?:t|ce)", re.IGNORECASE)
+_NOT_SPECIFIED_AS = re.compile(r"not specified as \w+", re.IGNORECASE)
 _WITH = re.compile(r"\b(with|without|no)\s+([a-z]{3,})", re.IGNORECASE)
 _STAGE = re.compile(r"\bstage\s*(\d)(?:\s*(?:through|-|to)\s*(?:stage\s*)?(\d))?", re.IGNORECASE)
 _END_STAGE = re.compile(r"end[- ]stage (?:renal|kidney)|\besrd\b", re.IGNORECASE)
@@ -175,9 +179,9 @@ def fits(text: str, qualifier: str, code: str, name: str) -> bool:
 
     - chapters: O needs a pregnancy word, P a newborn word, V-Y an accident word; a name
       saying "congenital" (or hereditary, inborn, familial) needs that word or a newborn word;
-    - a name saying "superficial" needs the text to say so;
+    - a name saying "superficial" or "recurrent" needs the text to say so;
     - a "history of" name needs a past or family qualifier;
-    - "with X" / "without X" and named stages must not contradict the text;
+    - "with X" / "without X", "X" / "nonX" and named stages must not contradict the text;
     - a later-encounter injury code needs a word for it ("subsequent", "sequela", ...);
     - a severity (mild, moderate, severe) the text does not name excludes the name;
     - diabetes other than type 2 needs its type named (Official Guidelines I.C.4.a.2);
@@ -198,6 +202,8 @@ def fits(text: str, qualifier: str, code: str, name: str) -> bool:
     if _CONGENITAL.search(name) and not (_CONGENITAL.search(text) or _NEWBORN.search(text)):
         return False
     if _SUPERFICIAL.search(name) and not _SUPERFICIAL.search(text):
+        return False
+    if _RECURRENT.search(_NOT_SPECIFIED_AS.sub("", name)) and not _RECURRENT.search(text):
         return False
     if _HISTORY_NAME.match(name) and qualifier not in ("history", "family"):
         return False
@@ -228,11 +234,20 @@ def fits(text: str, qualifier: str, code: str, name: str) -> bool:
 
 def _contradicts(text: str, name: str) -> bool:
     """Whether the name says "without X" where the text says "with X", or the reverse
-    ("... with heart failure" is not "... without heart failure")."""
+    ("... with heart failure" is not "... without heart failure"); or says "nonX" where the
+    text says "X", or the reverse ("toxic multinodular goiter" is not "Nontoxic multinodular
+    goiter")."""
     said = {(m.group(1).lower() == "with", m.group(2).lower()) for m in _WITH.finditer(text)}
     for m in _WITH.finditer(name):
         if (m.group(1).lower() != "with", m.group(2).lower()) in said:
             return True
+    text_words = set(_PLAIN_WORD.findall(text.lower()))
+    # "..., not specified as traumatic" leaves the word open.
+    name_words = set(_PLAIN_WORD.findall(_NOT_SPECIFIED_AS.sub("", name.lower())))
+    for mine, theirs in ((text_words, name_words), (name_words, text_words)):
+        for word in theirs:
+            if word.startswith("non") and word[3:] in mine and word not in mine:
+                return True
     return False
 
 

@@ -264,3 +264,21 @@ def test_diagnosis_senses_name_their_codes(names_mapper: Mapper) -> None:
     # "Postpartum hemorrhage" is the title of O72, a header without a default: the diagnosis
     # sense's code is taken instead.
     assert pph.code == "O72.1"
+
+
+def test_x_and_non_x_contradict() -> None:
+    assert not fits("toxic multinodular goiter", "none", "E04.2", "Nontoxic multinodular goiter")
+    assert fits("nontoxic multinodular goiter", "none", "E04.2", "Nontoxic multinodular goiter")
+    assert not fits("nontraumatic hemorrhage", "none", "S06.6X0A", "Traumatic subarachnoid ...")
+    # "..., not specified as traumatic" leaves the word open.
+    name = "Unspecified rotator cuff tear or rupture of right shoulder, not specified as traumatic"
+    assert fits("nontraumatic rotator cuff tear, right", "none", "M75.101", name)
+
+
+def test_a_recurrent_name_needs_the_text_to_say_so() -> None:
+    name = "Recurrent dislocation, unspecified wrist"
+    assert not fits("dislocation of the wrist", "none", "M24.439", name)
+    assert fits("recurrent dislocation of the wrist", "none", "M24.439", name)
+    # "not specified as recurrent" is what a text that says nothing means.
+    name = "Unilateral inguinal hernia, without obstruction or gangrene, not specified as recurrent"
+    assert fits("inguinal hernia", "none", "K40.90", name)
