@@ -241,9 +241,12 @@ def _contradicts(text: str, name: str) -> bool:
     for m in _WITH.finditer(name):
         if (m.group(1).lower() != "with", m.group(2).lower()) in said:
             return True
-    text_words = set(_PLAIN_WORD.findall(text.lower()))
+    lower_text, lower_name = text.lower(), name.lower()
+    if "non" not in lower_text and "non" not in lower_name:
+        return False  # the common case, checked once per candidate name
+    text_words = set(_PLAIN_WORD.findall(lower_text))
     # "..., not specified as traumatic" leaves the word open.
-    name_words = set(_PLAIN_WORD.findall(_NOT_SPECIFIED_AS.sub("", name.lower())))
+    name_words = set(_PLAIN_WORD.findall(_NOT_SPECIFIED_AS.sub("", lower_name)))
     for mine, theirs in ((text_words, name_words), (name_words, text_words)):
         for word in theirs:
             if word.startswith("non") and word[3:] in mine and word not in mine:
