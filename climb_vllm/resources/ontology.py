@@ -489,6 +489,14 @@ def _unspecified(title: str) -> bool:
     return "unspecified" in title or "not specified" in title
 
 
+def _stem(code: str) -> str:
+    """``code`` without its 7th character and the "X" placeholders before it (S93.02XA ->
+    S93.02), so that its last character is the one the tabular list's levels assign."""
+    if len(code.replace(".", "")) == 7:
+        code = code[:-1]
+    return code.rstrip("X")
+
+
 def _default_child(
     children: list[str], titles: list[str], nos: frozenset[str] = frozenset(), parent: str = ""
 ) -> str | None:
@@ -529,7 +537,7 @@ def _default_child(
         # B27.90, "unspecified without complication", not B27.99).
         pairs = [(c, t) for c, t in pairs if "with other complication" not in t]
     rules: tuple[Callable[[str, str], bool], ...] = (
-        lambda c, t: t == f"{parent}, unspecified site" and c.rstrip("XA")[-1] in "09",
+        lambda c, t: t == f"{parent}, unspecified site" and _stem(c)[-1] in "09",
         lambda c, t: c.endswith("9") and _unspecified(t),
         lambda c, t: c.endswith("0") and _unspecified(t),
         lambda c, t: c.endswith("9") and not extension,
@@ -557,5 +565,5 @@ def _default_child(
     # With no unspecified child, the "other" child is what the Index gives for the bare term
     # (D63 -> D63.8, "Anemia in other chronic diseases classified elsewhere"; D61.81,
     # "Pancytopenia" -> D61.818, "Other pancytopenia").
-    other = [c for c, t in pairs if c.replace("X", "").endswith("8") and "other" in t.split()]
+    other = [c for c, t in pairs if _stem(c).endswith("8") and "other" in t.split()]
     return other[0] if len(other) == 1 else None
