@@ -49,6 +49,7 @@ SPLITS = (
     "development_3",
     "held_out_3",
     "held_out_4",
+    "held_out_5",
 )
 #: The packaged labelled sets; a file without a ``split`` column splits by CRC-32 mod 3.
 PACKAGED = (
@@ -56,6 +57,7 @@ PACKAGED = (
     "clinician_diagnoses_2.tsv",
     "disease_names_3.tsv",
     "disease_names_4.tsv",
+    "disease_names_5.tsv",
 )
 
 

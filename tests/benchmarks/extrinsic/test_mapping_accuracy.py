@@ -39,14 +39,20 @@ def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untype
     assert len(labelled) >= 500
     assert len({i.text for i in labelled}) == len(labelled)
     # The second set repeats no string of the first, even in another case.
-    first_texts = {i.text.lower() for i in labelled if i.split[-2:] not in ("_2", "_3")}
+    first_texts = {i.text.lower() for i in labelled if i.split in ("development", "held_out")}
     assert not any(i.text.lower() in first_texts for i in labelled if i.split.endswith("_2"))
     # Nor does the third, taken from another dataset.
-    earlier = {i.text.lower() for i in labelled if i.split[-2:] not in ("_3", "_4")}
+    earlier = {i.text.lower() for i in labelled if i.split[-2:] not in ("_3", "_4", "_5")}
     assert not any(i.text.lower() in earlier for i in labelled if i.split.endswith("_3"))
     third_texts = {i.text.lower() for i in labelled if i.split.endswith("_3")}
     assert not any(
         i.text.lower() in earlier | third_texts for i in labelled if i.split.endswith("_4")
+    )
+    fourth_texts = {i.text.lower() for i in labelled if i.split.endswith("_4")}
+    assert not any(
+        i.text.lower() in earlier | third_texts | fourth_texts
+        for i in labelled
+        if i.split.endswith("_5")
     )
     assert {i.kind for i in labelled} == KINDS
     for item in labelled:
@@ -62,6 +68,7 @@ def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untype
     third = splits["development_3"] + splits["held_out_3"]
     assert third >= 140 and 0.4 < splits["held_out_3"] / third < 0.6
     assert splits["held_out_4"] >= 100
+    assert splits["held_out_5"] >= 130
 
 
 def test_second_set_split_is_the_crc_fixed_when_written() -> None:
@@ -79,6 +86,8 @@ def test_third_set_is_sampled_and_split_by_the_crc_fixed_when_written() -> None:
             assert item.split == ("held_out_3" if crc % 10 == 0 else "development_3"), item
         if item.split.endswith("_4"):
             assert zlib.crc32(item.text.encode()) % 5 == 1, item
+        if item.split.endswith("_5"):
+            assert zlib.crc32(item.text.encode()) % 5 == 2, item
 
 
 def test_abbreviations_in_context_are_valid(ontology_2021) -> None:  # type: ignore[no-untyped-def]
