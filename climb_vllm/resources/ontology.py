@@ -28,6 +28,7 @@ Method decisions (CLIMB paper, section 3.1, and CliBench's level computation):
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -489,6 +490,12 @@ def _unspecified(title: str) -> bool:
     return "unspecified" in title or "not specified" in title
 
 
+def _plain(title: str) -> str:
+    """A title's words without punctuation ("alcohol abuse, with withdrawal, unspecified" and
+    "alcohol abuse with withdrawal, unspecified" read the same)."""
+    return " ".join(re.findall(r"[a-z0-9]+", title.lower()))
+
+
 def _stem(code: str) -> str:
     """``code`` without its 7th character and the "X" placeholders before it (S93.02XA ->
     S93.02), so that its last character is the one the tabular list's levels assign."""
@@ -506,7 +513,12 @@ def _default_child(
     complication" when a sibling is titled "without complication" (B27.9 -> B27.90, not
     B27.99):
 
-    0. titled as the parent followed by ", unspecified site", and ending in "0" or "9" before
+    0. titled as the parent followed by ", unspecified", punctuation aside (F10.12 -> F10.129,
+       "alcohol abuse with intoxication, unspecified"; F10.13 -> F10.139);
+    0a. titled "..., uncomplicated", the Index's default where the children name what the
+       condition caused (F10.1 -> F10.10, not F10.19, "with unspecified alcohol-induced
+       disorder"; F11.2 -> F11.20);
+    0b. titled as the parent followed by ", unspecified site", and ending in "0" or "9" before
        any 7th character (C81.9 -> C81.90, where C81.99 is "Hodgkin lymphoma, unspecified,
        extranodal and solid organ sites"; T20.0 -> T20.00XA, where T20.09XA is "multiple
        sites"; a child ending in "1" is a side or an organism);
@@ -537,6 +549,8 @@ def _default_child(
         # B27.90, "unspecified without complication", not B27.99).
         pairs = [(c, t) for c, t in pairs if "with other complication" not in t]
     rules: tuple[Callable[[str, str], bool], ...] = (
+        lambda c, t: _plain(t) == _plain(f"{parent} unspecified"),
+        lambda c, t: t.endswith(", uncomplicated"),
         lambda c, t: t == f"{parent}, unspecified site" and _stem(c)[-1] in "09",
         lambda c, t: c.endswith("9") and _unspecified(t),
         lambda c, t: c.endswith("0") and _unspecified(t),

@@ -181,6 +181,11 @@ def test_billable_codes_and_the_billable_codes_under_a_header() -> None:
         ("J45.2", "J45.20"),  # "mild intermittent asthma NOS"
         ("K80.2", "K80.20"),  # "without" twice (cholecystitis, obstruction) beats once
         ("H33", "H33.20"),  # "retinal detachment NOS" is under H33.2
+        ("F10.1", "F10.10"),  # "uncomplicated", not F10.19 "with unspecified ... disorder"
+        ("F11.2", "F11.20"),
+        ("F17.21", "F17.210"),
+        ("F10.12", "F10.129"),  # "<parent>, unspecified" beats "uncomplicated" (F10.120)
+        ("F10.13", "F10.139"),  # the same, punctuation aside ("abuse, with withdrawal")
         ("XYZ", None),
     ],
 )

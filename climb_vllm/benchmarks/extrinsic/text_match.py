@@ -39,6 +39,7 @@ For one diagnosis text (a point with no code in it):
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -106,6 +107,27 @@ _KIDNEY_DISEASE = re.compile(
 # "Unspecified X" and "X, unspecified [organism / ear / site ...]" name X itself.
 _UNSPECIFIED_NAME = re.compile(r"^unspecified\s+|,\s*unspecified(?:\s+[a-z]+)?$", re.IGNORECASE)
 _PLAIN_WORD = re.compile(r"[a-z]+")
+# Words whose meanings exclude each other: a text saying one (and not the other) takes no name
+# saying only the other ("toxic multinodular goiter" is not "... with diffuse goiter").
+_OPPOSITES = (
+    (frozenset({"acute"}), frozenset({"chronic"})),
+    (frozenset({"benign"}), frozenset({"malignant"})),
+    (frozenset({"primary"}), frozenset({"secondary"})),
+    (frozenset({"open"}), frozenset({"closed"})),
+    (frozenset({"upper"}), frozenset({"lower"})),
+    (frozenset({"anterior"}), frozenset({"posterior"})),
+    (frozenset({"internal"}), frozenset({"external"})),
+    (frozenset({"partial", "incomplete"}), frozenset({"complete", "total"})),
+    (frozenset({"acquired"}), frozenset({"congenital"})),
+    (frozenset({"diffuse"}), frozenset({"nodular", "multinodular", "uninodular"})),
+    (frozenset({"unilateral"}), frozenset({"bilateral"})),
+    (frozenset({"proximal"}), frozenset({"distal"})),
+    (frozenset({"stable"}), frozenset({"unstable"})),
+    (frozenset({"systolic"}), frozenset({"diastolic"})),
+)
+_OPPOSITE_WORDS = frozenset().union(*(one | other for one, other in _OPPOSITES))
+_OTHER_NAME = re.compile(r"^other\s+(.+)$", re.IGNORECASE)
+_OTHER_WORD = re.compile(r"\bother\b", re.IGNORECASE)
 # A name saying "recurrent" needs the text to say so (the Index's default is a first episode).
 _RECURRENT = re.compile(r"\brecurren(?:t|ce)", re.IGNORECASE)
 _NOT_SPECIFIED_AS = re.compile(r"not specified as \w+", re.IGNORECASE)
@@ -130,6 +152,35 @@ _CONGENITAL = re.compile(r"congenital|hereditary|inborn|familial", re.IGNORECASE
 # Coders take a superficial injury (or vein) only when the text says so: a dog bite is an
 # open bite, an injury of the shoulder is the unspecified injury.
 _SUPERFICIAL = re.compile(r"\bsuperficial", re.IGNORECASE)
+# Qualifiers a coder takes only when the text gives them, each with the words that give them:
+# a pathological fracture or dislocation arises from disease ("Index: Fracture, pathological"),
+# a postprocedural complication follows a procedure the text names, and a "subsequent" myocardial
+# infarction is a second one within four weeks (I22).
+_SAID_ONLY = (
+    (
+        re.compile(r"\bpatholog", re.IGNORECASE),
+        re.compile(
+            r"patholog|osteopor|fragility|neoplas|metasta|cancer|tumou?r|malignan|disease",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        re.compile(
+            r"post-?procedural|post-?operative|intraoperative|"
+            r"following (?:an? )?(?:\w+ )?procedure",
+            re.IGNORECASE,
+        ),
+        re.compile(
+            r"post[- ]?op|procedur|intra[- ]?op|surg|operat|ectomy|otomy|ostomy|plasty|s/p\b|"
+            r"status post|iatrogenic|complication",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        re.compile(r"^subsequent\b", re.IGNORECASE),
+        re.compile(r"\bsubsequent|reinfarct|re-infarct|recurrent|second", re.IGNORECASE),
+    ),
+)
 _HISTORY_NAME = re.compile(r"^\s*(?:personal |family )?history of", re.IGNORECASE)
 _CANCER = (
     (
@@ -174,12 +225,13 @@ def named_side(text: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def fits(text: str, qualifier: str, code: str, name: str) -> bool:
+def fits(text: str, qualifier: str, code: str, name: str, title: str = "") -> bool:
     """Whether a code's name fits a text (the rules of step 4 in the module docstring):
 
     - chapters: O needs a pregnancy word, P a newborn word, V-Y an accident word; a name
       saying "congenital" (or hereditary, inborn, familial) needs that word or a newborn word;
-    - a name saying "superficial" or "recurrent" needs the text to say so;
+    - a name saying "superficial", "recurrent", "pathological", "postprocedural" (or
+      postoperative, intraoperative) or starting "Subsequent" needs the text to say so;
     - a "history of" name needs a past or family qualifier;
     - "with X" / "without X", "X" / "nonX" and named stages must not contradict the text;
     - a later-encounter injury code needs a word for it ("subsequent", "sequela", ...);
@@ -192,6 +244,9 @@ def fits(text: str, qualifier: str, code: str, name: str) -> bool:
         text: the reading searched (shorthand read, so "R" is "right").
         qualifier: the text's qualifier.
         code / name: the candidate code and the name of it that matched.
+        title: the code's title when the name is another name of it: an inclusion term means
+            what its title says, so "X" / "nonX" is checked against the title too
+            ("multinodular goiter" under "Nontoxic multinodular goiter" is not toxic).
     """
     if code[0] == "O" and not _PREGNANCY.search(text):
         return False
@@ -205,9 +260,14 @@ def fits(text: str, qualifier: str, code: str, name: str) -> bool:
         return False
     if _RECURRENT.search(_NOT_SPECIFIED_AS.sub("", name)) and not _RECURRENT.search(text):
         return False
+    for in_name, in_text in _SAID_ONLY:
+        if in_name.search(name) and not in_text.search(text):
+            return False
     if _HISTORY_NAME.match(name) and qualifier not in ("history", "family"):
         return False
     if _contradicts(text, name) or _other_stage(text, name):
+        return False
+    if title and title != name and _contradicts(text, title):
         return False
     if _later_encounter(code) and not _LATER_ENCOUNTER.search(text):
         return False
@@ -234,14 +294,31 @@ def fits(text: str, qualifier: str, code: str, name: str) -> bool:
 
 def _contradicts(text: str, name: str) -> bool:
     """Whether the name says "without X" where the text says "with X", or the reverse
-    ("... with heart failure" is not "... without heart failure"); or says "nonX" where the
-    text says "X", or the reverse ("toxic multinodular goiter" is not "Nontoxic multinodular
-    goiter")."""
+    ("... with heart failure" is not "... without heart failure"); says only one of two
+    opposite words where the text says only the other (:data:`_OPPOSITES`: "chronic" is not
+    "acute"); or says "nonX" where the text says "X", or the reverse ("toxic multinodular
+    goiter" is not "Nontoxic multinodular goiter")."""
     said = {(m.group(1).lower() == "with", m.group(2).lower()) for m in _WITH.finditer(text)}
     for m in _WITH.finditer(name):
         if (m.group(1).lower() != "with", m.group(2).lower()) in said:
             return True
-    lower_text, lower_name = text.lower(), name.lower()
+    # "non-ST elevation" is "nonST elevation".
+    text_words, name_words = _words(text), _words(name)
+    text_opposites = text_words & _OPPOSITE_WORDS
+    if text_opposites:
+        for one, other in _OPPOSITES:
+            for mine, theirs in ((one, other), (other, one)):
+                if (
+                    text_opposites & mine
+                    and not text_words & theirs
+                    and name_words & theirs
+                    and not name_words & mine
+                ):
+                    return True
+    lower_text, lower_name = (
+        text.lower().replace("non-", "non"),
+        name.lower().replace("non-", "non"),
+    )
     if "non" not in lower_text and "non" not in lower_name:
         return False  # the common case, checked once per candidate name
     text_words = set(_PLAIN_WORD.findall(lower_text))
@@ -252,6 +329,12 @@ def _contradicts(text: str, name: str) -> bool:
             if word.startswith("non") and word[3:] in mine and word not in mine:
                 return True
     return False
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _words(text: str) -> frozenset[str]:
+    """The lower-case words of a text or name (cached: the same names recur across texts)."""
+    return frozenset(_PLAIN_WORD.findall(text.lower()))
 
 
 def _later_encounter(code: str) -> bool:
@@ -366,6 +449,20 @@ class TextMatcher:
                     self.exact[said] = title_row[code]
         self.expander = Expander(title_words(index.titles[: index.title_rows]))
         self.speller = Speller(index.titles, self.expander.common_words)
+        # "Other X" is X specified otherwise: a text that says only X takes "Unspecified X"
+        # (or "X, unspecified") where the release has that name, so "Other X" needs "other".
+        titles = index.titles[: index.title_rows]
+        said = {self.key(name) for name in titles}
+        self.other_rows = frozenset(
+            row
+            for row, name in enumerate(titles)
+            if (rest := _OTHER_NAME.match(name))
+            and (
+                self.key(f"unspecified {rest.group(1)}") in said
+                or self.key(f"{rest.group(1)}, unspecified") in said
+            )
+        )
+        self.title_of = {code: titles[row] for code, row in title_row.items()}
         self.z_rows = np.array(
             [row for row, code in enumerate(index.codes) if code.startswith("Z")], dtype=np.int64
         )
@@ -393,7 +490,17 @@ class TextMatcher:
 
     def _accept(self, reading: str, qualifier: str) -> Callable[[int], bool]:
         """Whether a row's name fits ``reading`` (:func:`fits`)."""
-        return lambda row: fits(reading, qualifier, self.index.codes[row], self.index.titles[row])
+        says_other = bool(_OTHER_WORD.search(reading))
+
+        def accept(row: int) -> bool:
+            if row in self.other_rows and not says_other:
+                return False
+            code = self.index.codes[row]
+            return fits(
+                reading, qualifier, code, self.index.titles[row], self.title_of.get(code, "")
+            )
+
+        return accept
 
     def leaf(self, code: str, text: str = "") -> str:
         """``code``, or its default billable code when it is a header that has one, on the

@@ -50,6 +50,10 @@ CODES = (
     "O72",
     "O72.1",
     "C71.9",
+    "S63.006A",
+    "S63.096A",
+    "J43.9",
+    "J43.8",
 )
 
 
@@ -282,3 +286,48 @@ def test_a_recurrent_name_needs_the_text_to_say_so() -> None:
     # "not specified as recurrent" is what a text that says nothing means.
     name = "Unilateral inguinal hernia, without obstruction or gangrene, not specified as recurrent"
     assert fits("inguinal hernia", "none", "K40.90", name)
+
+
+def test_opposite_words_contradict() -> None:
+    name = "Thyrotoxicosis with diffuse goiter without thyrotoxic crisis or storm"
+    assert not fits("toxic multinodular goiter", "none", "E05.00", name)
+    assert not fits("chronic pancreatitis", "none", "K85.90", "Acute pancreatitis, unspecified")
+    assert fits("acute on chronic pancreatitis", "none", "K85.90", "Acute pancreatitis")
+    assert fits("pancreatitis", "none", "K85.90", "Acute pancreatitis, unspecified")
+    # "non-ST elevation" is "nonST elevation", which "ST elevation" contradicts.
+    stemi = "ST elevation (STEMI) myocardial infarction of inferior wall"
+    assert not fits("non-ST elevation myocardial infarction", "none", "I21.19", stemi)
+    assert not fits("inferior ST elevation MI", "none", "I21.4", "Non-ST elevation MI")
+
+
+def test_an_inclusion_term_means_what_its_title_says() -> None:
+    title = "Nontoxic multinodular goiter"
+    assert not fits("toxic multinodular goiter", "none", "E04.2", "Multinodular goiter", title)
+    assert fits("multinodular goiter", "none", "E04.2", "Multinodular goiter", title)
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "name", "fit"),
+    [
+        ("dislocation of the wrist", "M24.339", "Pathological dislocation of wrist", False),
+        ("pathological dislocation of wrist", "M24.339", "Pathological dislocation", True),
+        ("hip fracture due to osteoporosis", "M80.059A", "... with pathological fracture", True),
+        ("septic shock", "T81.12XA", "Postprocedural septic shock", False),
+        ("septic shock after surgery", "T81.12XA", "Postprocedural septic shock", True),
+        ("inferior STEMI", "I22.1", "Subsequent ST elevation (STEMI) ... inferior wall", False),
+        ("subsequent STEMI", "I22.1", "Subsequent ST elevation (STEMI) ... inferior wall", True),
+    ],
+)
+def test_qualifiers_a_coder_takes_only_when_told(
+    text: str, code: str, name: str, fit: bool
+) -> None:
+    assert fits(text, "none", code, name) is fit
+
+
+def test_other_x_needs_the_text_to_say_other(names_mapper: Mapper) -> None:
+    # "Other dislocation of unspecified wrist and hand" is near, but the release also has
+    # "Unspecified dislocation of ...": a text that says nothing more is the unspecified one.
+    wrist, emphysema = names_mapper.map_texts(["dislocation of the wrist", "emphysema of lung"])
+    assert wrist.code == "S63.006A"
+    assert emphysema.code == "J43.9"
+    assert names_mapper.map_texts(["other dislocation of wrist and hand"])[0].code == "S63.096A"
