@@ -321,10 +321,10 @@ def _contradicts(text: str, name: str) -> bool:
     )
     if "non" not in lower_text and "non" not in lower_name:
         return False  # the common case, checked once per candidate name
-    text_words = set(_PLAIN_WORD.findall(lower_text))
+    said = set(_PLAIN_WORD.findall(lower_text))
     # "..., not specified as traumatic" leaves the word open.
-    name_words = set(_PLAIN_WORD.findall(_NOT_SPECIFIED_AS.sub("", lower_name)))
-    for mine, theirs in ((text_words, name_words), (name_words, text_words)):
+    named = set(_PLAIN_WORD.findall(_NOT_SPECIFIED_AS.sub("", lower_name)))
+    for mine, theirs in ((said, named), (named, said)):
         for word in theirs:
             if word.startswith("non") and word[3:] in mine and word not in mine:
                 return True
@@ -452,14 +452,14 @@ class TextMatcher:
         # "Other X" is X specified otherwise: a text that says only X takes "Unspecified X"
         # (or "X, unspecified") where the release has that name, so "Other X" needs "other".
         titles = index.titles[: index.title_rows]
-        said = {self.key(name) for name in titles}
+        title_keys = {self.key(name) for name in titles}
         self.other_rows = frozenset(
             row
             for row, name in enumerate(titles)
             if (rest := _OTHER_NAME.match(name))
             and (
-                self.key(f"unspecified {rest.group(1)}") in said
-                or self.key(f"{rest.group(1)}, unspecified") in said
+                self.key(f"unspecified {rest.group(1)}") in title_keys
+                or self.key(f"{rest.group(1)}, unspecified") in title_keys
             )
         )
         self.title_of = {code: titles[row] for code, row in title_row.items()}
