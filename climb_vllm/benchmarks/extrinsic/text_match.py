@@ -298,11 +298,10 @@ def _contradicts(text: str, name: str) -> bool:
     opposite words where the text says only the other (:data:`_OPPOSITES`: "chronic" is not
     "acute"); or says "nonX" where the text says "X", or the reverse ("toxic multinodular
     goiter" is not "Nontoxic multinodular goiter")."""
-    said = {(m.group(1).lower() == "with", m.group(2).lower()) for m in _WITH.finditer(text)}
+    withs = {(m.group(1).lower() == "with", m.group(2).lower()) for m in _WITH.finditer(text)}
     for m in _WITH.finditer(name):
-        if (m.group(1).lower() != "with", m.group(2).lower()) in said:
+        if (m.group(1).lower() != "with", m.group(2).lower()) in withs:
             return True
-    # "non-ST elevation" is "nonST elevation".
     text_words, name_words = _words(text), _words(name)
     text_opposites = text_words & _OPPOSITE_WORDS
     if text_opposites:
@@ -315,16 +314,17 @@ def _contradicts(text: str, name: str) -> bool:
                     and not name_words & mine
                 ):
                     return True
+    # "non-ST elevation" is "nonST elevation".
     lower_text, lower_name = (
         text.lower().replace("non-", "non"),
         name.lower().replace("non-", "non"),
     )
     if "non" not in lower_text and "non" not in lower_name:
         return False  # the common case, checked once per candidate name
-    said = set(_PLAIN_WORD.findall(lower_text))
+    in_text = set(_PLAIN_WORD.findall(lower_text))
     # "..., not specified as traumatic" leaves the word open.
-    named = set(_PLAIN_WORD.findall(_NOT_SPECIFIED_AS.sub("", lower_name)))
-    for mine, theirs in ((said, named), (named, said)):
+    in_name = set(_PLAIN_WORD.findall(_NOT_SPECIFIED_AS.sub("", lower_name)))
+    for mine, theirs in ((in_text, in_name), (in_name, in_text)):
         for word in theirs:
             if word.startswith("non") and word[3:] in mine and word not in mine:
                 return True
