@@ -306,12 +306,12 @@ def _contradicts(text: str, name: str) -> bool:
     text_opposites = text_words & _OPPOSITE_WORDS
     if text_opposites:
         for one, other in _OPPOSITES:
-            for mine, theirs in ((one, other), (other, one)):
+            for this, that in ((one, other), (other, one)):
                 if (
-                    text_opposites & mine
-                    and not text_words & theirs
-                    and name_words & theirs
-                    and not name_words & mine
+                    text_opposites & this
+                    and not text_words & that
+                    and name_words & that
+                    and not name_words & this
                 ):
                     return True
     # "non-ST elevation" is "nonST elevation".
