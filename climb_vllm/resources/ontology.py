@@ -265,8 +265,11 @@ class Ontology:
             titles = [descriptions[self._index[c]].lower() for c in children]
             if side is not None:
                 sided = [(c, t) for c, t in zip(children, titles) if side in t.split()]
-                if sided:
-                    children, titles = [c for c, _ in sided], [t for _, t in sided]
+            else:
+                # A text that names no side takes a child that names none either.
+                sided = [(c, t) for c, t in zip(children, titles) if not _SIDES & set(t.split())]
+            if sided:
+                children, titles = [c for c, _ in sided], [t for _, t in sided]
             parent = descriptions[self._index[code]].lower()
             chosen = _default_child(children, titles, nos, parent)
             if chosen is None:
@@ -488,6 +491,9 @@ def export_release(out: Path) -> int:
 
 def _unspecified(title: str) -> bool:
     return "unspecified" in title or "not specified" in title
+
+
+_SIDES = frozenset({"right", "left"})
 
 
 def _plain(title: str) -> str:

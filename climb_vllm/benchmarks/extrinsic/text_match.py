@@ -23,7 +23,8 @@ For one diagnosis text (a point with no code in it):
    exact names compete in step 4 at similarity 1.
 4. **Nearest name**: else every reading is embedded and the code of the most similar name
    across readings wins (nothing below cosine 0), among the names that fit the text
-   (:func:`fits`, from the 32 nearest of each reading; the nearest when none fits): codes of the
+   (:func:`~climb_vllm.benchmarks.extrinsic.name_fit.fits`, from the 32 nearest of each reading;
+   the nearest when none fits): codes of the
    pregnancy (O) and newborn (P) chapters need a pregnancy or newborn word in the text, and
    external causes (V00-Y99) an accident word, as ICD-10-CM's chapter rules say; a name saying
    "congenital" needs the text to say so or to be about a newborn; "personal /
@@ -39,7 +40,6 @@ For one diagnosis text (a point with no code in it):
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -47,12 +47,20 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from climb_vllm.benchmarks.extrinsic import qualifiers, senses
 from climb_vllm.benchmarks.extrinsic.abbreviations import (
     Expander,
     diagnosis_senses,
     title_words,
+)
+from climb_vllm.benchmarks.extrinsic.name_fit import (
+    congenital,
+    content_words,
+    fits,
+    named_side,
+    plain_postings,
 )
 from climb_vllm.benchmarks.extrinsic.spelling import Speller
 from climb_vllm.benchmarks.extrinsic.title_index import CANDIDATES
@@ -63,125 +71,10 @@ if TYPE_CHECKING:
     from climb_vllm.resources.ontology import Ontology
 
 
-_PREGNANCY = re.compile(
-    r"pregnan|gestation|obstetric|deliver|labou?r\b|partum|puerper|trimester|eclampsia|"
-    r"abortion|miscarriage|ectopic|placent|fetal|fetus|amniotic|uterine inertia|breech|"
-    r"lactation|cesarean|caesarean|premature rupture|perineal laceration",
-    re.IGNORECASE,
-)
-_NEWBORN = re.compile(r"newborn|neonat|perinatal|birth|preterm|prematur", re.IGNORECASE)
-_EXTERNAL = re.compile(
-    r"\bfall|\bfell\b|accident|collision|crash|exposure|struck|assault|\bbit(?:e|ten)\b|"
-    r"sting|drown|fire\b|burn|poison|overdose|self-harm|suicide attempt|event",
-    re.IGNORECASE,
-)
-# ICD-10-CM's diabetes categories other than type 2 (E11) need their type in the text: "when
-# the type of diabetes mellitus is not documented in the medical record the default is E11"
-# (Official Guidelines I.C.4.a.2).
-_DIABETES_TYPE = {
-    "E08": re.compile(r"underlying|due to|secondary to|cystic fibrosis|cushing", re.IGNORECASE),
-    "E09": re.compile(r"drug|chemical|induced|steroid", re.IGNORECASE),
-    "E10": re.compile(
-        r"type\s*(?:1|i|one)\b|\bt1|juvenile|insulin[- ]dependent|iddm|brittle|ketosis[- ]prone",
-        re.IGNORECASE,
-    ),
-    "E13": re.compile(
-        r"other specified|secondary|pancrea|postprocedural|mody|latent autoimmune|lada",
-        re.IGNORECASE,
-    ),
-}
-# Hypertension with heart or chronic kidney disease takes the combination categories I11-I13:
-# the guidelines presume the causal link unless the text denies it (I.C.9.a.1-3).
-_HYPERTENSION = re.compile(
-    r"(?<!pulmonary )(?<!portal )(?<!intracranial )(?<!ocular )hypertensi(?:on|ve)",
-    re.IGNORECASE,
-)
-_HEART_DISEASE = re.compile(
-    r"heart (?:failure|disease)|cardiac failure|cardiomyopathy|\bc?hf\b", re.IGNORECASE
-)
-_KIDNEY_DISEASE = re.compile(
-    r"chronic (?:kidney|renal)|\bckd\b|\besrd\b|end[- ]stage (?:kidney|renal)|"
-    r"(?:kidney|renal) disease|nephrosclerosis",
-    re.IGNORECASE,
-)
 # "Unspecified X" and "X, unspecified [organism / ear / site ...]" name X itself.
 _UNSPECIFIED_NAME = re.compile(r"^unspecified\s+|,\s*unspecified(?:\s+[a-z]+)?$", re.IGNORECASE)
-_PLAIN_WORD = re.compile(r"[a-z]+")
-# Words whose meanings exclude each other: a text saying one (and not the other) takes no name
-# saying only the other ("toxic multinodular goiter" is not "... with diffuse goiter").
-_OPPOSITES = (
-    (frozenset({"acute"}), frozenset({"chronic"})),
-    (frozenset({"benign"}), frozenset({"malignant"})),
-    (frozenset({"primary"}), frozenset({"secondary"})),
-    (frozenset({"open"}), frozenset({"closed"})),
-    (frozenset({"upper"}), frozenset({"lower"})),
-    (frozenset({"anterior"}), frozenset({"posterior"})),
-    (frozenset({"internal"}), frozenset({"external"})),
-    (frozenset({"partial", "incomplete"}), frozenset({"complete", "total"})),
-    (frozenset({"acquired"}), frozenset({"congenital"})),
-    (frozenset({"diffuse"}), frozenset({"nodular", "multinodular", "uninodular"})),
-    (frozenset({"unilateral"}), frozenset({"bilateral"})),
-    (frozenset({"proximal"}), frozenset({"distal"})),
-    (frozenset({"stable"}), frozenset({"unstable"})),
-    (frozenset({"systolic"}), frozenset({"diastolic"})),
-)
-_OPPOSITE_WORDS = frozenset().union(*(one | other for one, other in _OPPOSITES))
 _OTHER_NAME = re.compile(r"^other\s+(.+)$", re.IGNORECASE)
 _OTHER_WORD = re.compile(r"\bother\b", re.IGNORECASE)
-# A name saying "recurrent" needs the text to say so (the Index's default is a first episode).
-_RECURRENT = re.compile(r"\brecurren(?:t|ce)", re.IGNORECASE)
-_NOT_SPECIFIED_AS = re.compile(r"not specified as \w+", re.IGNORECASE)
-_WITH = re.compile(r"\b(with|without|no)\s+([a-z]{3,})", re.IGNORECASE)
-_STAGE = re.compile(r"\bstage\s*(\d)(?:\s*(?:through|-|to)\s*(?:stage\s*)?(\d))?", re.IGNORECASE)
-_END_STAGE = re.compile(r"end[- ]stage (?:renal|kidney)|\besrd\b", re.IGNORECASE)
-# A name that leaves the side open ("unspecified ankle", "unspecified eye").
-_OPEN_SIDE = re.compile(
-    r"\bunspecified (?:side|(?:[a-z]+ ){0,2}(?:ankle|knee|hip|shoulder|elbow|wrist|hand|foot|"
-    r"feet|leg|arm|eye|ear|breast|lung|kidney|femur|tibia|fibula|radius|ulna|humerus|limb|thigh|"
-    r"forearm|toe|finger|thumb|ovary|testis|eyelid|orbit|buttock))\b",
-    re.IGNORECASE,
-)
-# 7th characters of later encounters, and the words that call for them.
-_LATER_ENCOUNTER = re.compile(
-    r"subsequent|sequela|late effect|follow[- ]?up|healing|nonunion|malunion|delayed",
-    re.IGNORECASE,
-)
-_SEVERITY = re.compile(r"\b(mild|moderate|severe)\b", re.IGNORECASE)
-# A name that says "congenital" needs the text to say so (or to be about a newborn).
-_CONGENITAL = re.compile(r"congenital|hereditary|inborn|familial", re.IGNORECASE)
-# Coders take a superficial injury (or vein) only when the text says so: a dog bite is an
-# open bite, an injury of the shoulder is the unspecified injury.
-_SUPERFICIAL = re.compile(r"\bsuperficial", re.IGNORECASE)
-# Qualifiers a coder takes only when the text gives them, each with the words that give them:
-# a pathological fracture or dislocation arises from disease ("Index: Fracture, pathological"),
-# a postprocedural complication follows a procedure the text names, and a "subsequent" myocardial
-# infarction is a second one within four weeks (I22).
-_SAID_ONLY = (
-    (
-        re.compile(r"\bpatholog", re.IGNORECASE),
-        re.compile(
-            r"patholog|osteopor|fragility|neoplas|metasta|cancer|tumou?r|malignan|disease",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        re.compile(
-            r"post-?procedural|post-?operative|intraoperative|"
-            r"following (?:an? )?(?:\w+ )?procedure",
-            re.IGNORECASE,
-        ),
-        re.compile(
-            r"post[- ]?op|procedur|intra[- ]?op|surg|operat|ectomy|otomy|ostomy|plasty|s/p\b|"
-            r"status post|iatrogenic|complication",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        re.compile(r"^subsequent\b", re.IGNORECASE),
-        re.compile(r"\bsubsequent|reinfarct|re-infarct|recurrent|second", re.IGNORECASE),
-    ),
-)
-_HISTORY_NAME = re.compile(r"^\s*(?:personal |family )?history of", re.IGNORECASE)
 _CANCER = (
     (
         re.compile(r"^(?P<site>.+?)\s+(?:cancer|carcinoma|malignancy)$", re.IGNORECASE),
@@ -217,149 +110,6 @@ def icd_wordings(reading: str) -> list[str]:
         for pattern, form in _CANCER
         if (m := pattern.match(reading.strip()))
     ]
-
-
-def named_side(text: str) -> str | None:
-    """ "right" or "left" when the text names exactly one of them, else None."""
-    found = [s for s in ("right", "left") if re.search(rf"\b{s}\b", text, re.IGNORECASE)]
-    return found[0] if len(found) == 1 else None
-
-
-def fits(text: str, qualifier: str, code: str, name: str, title: str = "") -> bool:
-    """Whether a code's name fits a text (the rules of step 4 in the module docstring):
-
-    - chapters: O needs a pregnancy word, P a newborn word, V-Y an accident word; a name
-      saying "congenital" (or hereditary, inborn, familial) needs that word or a newborn word;
-    - a name saying "superficial", "recurrent", "pathological", "postprocedural" (or
-      postoperative, intraoperative) or starting "Subsequent" needs the text to say so;
-    - a "history of" name needs a past or family qualifier;
-    - "with X" / "without X", "X" / "nonX" and named stages must not contradict the text;
-    - a later-encounter injury code needs a word for it ("subsequent", "sequela", ...);
-    - a severity (mild, moderate, severe) the text does not name excludes the name;
-    - diabetes other than type 2 needs its type named (Official Guidelines I.C.4.a.2);
-    - hypertension with chronic kidney / heart disease needs I12 / I11 / I13 (I.C.9.a);
-    - a text naming one side excludes the other side and names that leave it open.
-
-    Args:
-        text: the reading searched (shorthand read, so "R" is "right").
-        qualifier: the text's qualifier.
-        code / name: the candidate code and the name of it that matched.
-        title: the code's title when the name is another name of it: an inclusion term means
-            what its title says, so "X" / "nonX" is checked against the title too
-            ("multinodular goiter" under "Nontoxic multinodular goiter" is not toxic).
-    """
-    if code[0] == "O" and not _PREGNANCY.search(text):
-        return False
-    if code[0] == "P" and not _NEWBORN.search(text):
-        return False
-    if code[0] in "VWXY" and not _EXTERNAL.search(text):
-        return False
-    if _CONGENITAL.search(name) and not (_CONGENITAL.search(text) or _NEWBORN.search(text)):
-        return False
-    if _SUPERFICIAL.search(name) and not _SUPERFICIAL.search(text):
-        return False
-    if _RECURRENT.search(_NOT_SPECIFIED_AS.sub("", name)) and not _RECURRENT.search(text):
-        return False
-    for in_name, in_text in _SAID_ONLY:
-        if in_name.search(name) and not in_text.search(text):
-            return False
-    if _HISTORY_NAME.match(name) and qualifier not in ("history", "family"):
-        return False
-    if _contradicts(text, name) or _other_stage(text, name):
-        return False
-    if title and title != name and _contradicts(text, title):
-        return False
-    if _later_encounter(code) and not _LATER_ENCOUNTER.search(text):
-        return False
-    severity = {m.lower() for m in _SEVERITY.findall(text)}
-    if severity and {m.lower() for m in _SEVERITY.findall(name)} - severity:
-        return False
-    if code[:3] in _DIABETES_TYPE and not _DIABETES_TYPE[code[:3]].search(text):
-        return False
-    if _HYPERTENSION.search(text):
-        heart, kidney = _HEART_DISEASE.search(text), _KIDNEY_DISEASE.search(text)
-        if heart and kidney and code[:3] != "I13":
-            return False
-        if kidney and not heart and code[:3] not in ("I12", "I13"):
-            return False
-        if heart and not kidney and code[:3] not in ("I11", "I13"):
-            return False
-    side = named_side(text)
-    if side is not None:
-        other = "left" if side == "right" else "right"
-        if re.search(rf"\b{other}\b", name, re.IGNORECASE) or _OPEN_SIDE.search(name):
-            return False
-    return True
-
-
-def _contradicts(text: str, name: str) -> bool:
-    """Whether the name says "without X" where the text says "with X", or the reverse
-    ("... with heart failure" is not "... without heart failure"); says only one of two
-    opposite words where the text says only the other (:data:`_OPPOSITES`: "chronic" is not
-    "acute"); or says "nonX" where the text says "X", or the reverse ("toxic multinodular
-    goiter" is not "Nontoxic multinodular goiter")."""
-    withs = {(m.group(1).lower() == "with", m.group(2).lower()) for m in _WITH.finditer(text)}
-    for m in _WITH.finditer(name):
-        if (m.group(1).lower() != "with", m.group(2).lower()) in withs:
-            return True
-    text_words, name_words = _words(text), _words(name)
-    text_opposites = text_words & _OPPOSITE_WORDS
-    if text_opposites:
-        for one, other in _OPPOSITES:
-            for this, that in ((one, other), (other, one)):
-                if (
-                    text_opposites & this
-                    and not text_words & that
-                    and name_words & that
-                    and not name_words & this
-                ):
-                    return True
-    # "non-ST elevation" is "nonST elevation".
-    lower_text, lower_name = (
-        text.lower().replace("non-", "non"),
-        name.lower().replace("non-", "non"),
-    )
-    if "non" not in lower_text and "non" not in lower_name:
-        return False  # the common case, checked once per candidate name
-    in_text = set(_PLAIN_WORD.findall(lower_text))
-    # "..., not specified as traumatic" leaves the word open.
-    in_name = set(_PLAIN_WORD.findall(_NOT_SPECIFIED_AS.sub("", lower_name)))
-    for mine, theirs in ((in_text, in_name), (in_name, in_text)):
-        for word in theirs:
-            if word.startswith("non") and word[3:] in mine and word not in mine:
-                return True
-    return False
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _words(text: str) -> frozenset[str]:
-    """The lower-case words of a text or name (cached: the same names recur across texts)."""
-    return frozenset(_PLAIN_WORD.findall(text.lower()))
-
-
-def _later_encounter(code: str) -> bool:
-    """Whether an injury code's 7th character is a later encounter (subsequent, sequela):
-    a coder takes the initial encounter ("A", "B") unless the text says otherwise
-    (Official Guidelines I.C.19.a)."""
-    plain = code.replace(".", "")
-    return code[0] in "ST" and len(plain) == 7 and plain[-1] in "DGHJKMNPQRS"
-
-
-def _stages(text: str) -> set[int]:
-    """The disease stages a text names ("stage 1 through stage 4" is 1-4; ESRD is 5)."""
-    found: set[int] = set()
-    for m in _STAGE.finditer(text):
-        low = int(m.group(1))
-        found.update(range(low, int(m.group(2) or low) + 1))
-    if _END_STAGE.search(text):
-        found.add(5)
-    return found
-
-
-def _other_stage(text: str, name: str) -> bool:
-    """Whether the text and the name both name stages, and none is shared."""
-    mine, theirs = _stages(text), _stages(name)
-    return bool(mine and theirs and not mine & theirs)
 
 
 @dataclass(frozen=True)
@@ -463,6 +213,8 @@ class TextMatcher:
             )
         )
         self.title_of = {code: titles[row] for code, row in title_row.items()}
+        # Content word -> rows of the names that do not say congenital; built when first needed.
+        self._plain_postings: dict[str, npt.NDArray[np.int32]] | None = None
         self.z_rows = np.array(
             [row for row, code in enumerate(index.codes) if code.startswith("Z")], dtype=np.int64
         )
@@ -491,16 +243,44 @@ class TextMatcher:
     def _accept(self, reading: str, qualifier: str) -> Callable[[int], bool]:
         """Whether a row's name fits ``reading`` (:func:`fits`)."""
         says_other = bool(_OTHER_WORD.search(reading))
+        inborn: list[bool] = []  # decided once, the first time a congenital name comes near
 
         def accept(row: int) -> bool:
             if row in self.other_rows and not says_other:
                 return False
-            code = self.index.codes[row]
+            code, name = self.index.codes[row], self.index.titles[row]
+            if congenital(name) and not inborn:
+                inborn.append(not self._said_plainly(reading))
             return fits(
-                reading, qualifier, code, self.index.titles[row], self.title_of.get(code, "")
+                reading,
+                qualifier,
+                code,
+                name,
+                self.title_of.get(code, ""),
+                bool(inborn and inborn[0]),
             )
 
         return accept
+
+    def _said_plainly(self, reading: str) -> bool:
+        """Whether some name that does not say congenital holds every content word of
+        ``reading`` (:func:`~climb_vllm.benchmarks.extrinsic.name_fit.content_words`); True
+        for a reading without content words."""
+        words = content_words(reading)
+        if not words:
+            return True
+        if self._plain_postings is None:
+            self._plain_postings = plain_postings(self.index.titles)
+        plain = self._plain_postings
+        rows: npt.NDArray[np.int32] | None = None
+        for word in sorted(words, key=lambda w: len(plain.get(w, ()))):
+            found = plain.get(word)
+            if found is None:
+                return False
+            rows = found if rows is None else np.intersect1d(rows, found, assume_unique=True)
+            if not rows.size:
+                return False
+        return True
 
     def leaf(self, code: str, text: str = "") -> str:
         """``code``, or its default billable code when it is a header that has one, on the
