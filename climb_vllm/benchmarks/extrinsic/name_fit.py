@@ -131,6 +131,14 @@ _SAID_ONLY = (
         re.compile(r"\bsubsequent|reinfarct|re-infarct|recurrent|second", re.IGNORECASE),
     ),
 )
+# Any of the qualifiers above, so that most names are checked with one search.
+_QUALIFIED = re.compile(
+    "|".join(
+        p.pattern
+        for p in (_CONGENITAL, _SUPERFICIAL, _RECURRENT, *(name for name, _ in _SAID_ONLY))
+    ),
+    re.IGNORECASE,
+)
 _HISTORY_NAME = re.compile(r"^\s*(?:personal |family )?history of", re.IGNORECASE)
 
 
@@ -176,19 +184,8 @@ def fits(
         return False
     if code[0] in "VWXY" and not _EXTERNAL.search(text):
         return False
-    if (
-        not inborn
-        and _CONGENITAL.search(name)
-        and not (_CONGENITAL.search(text) or _NEWBORN.search(text))
-    ):
+    if _QUALIFIED.search(name) and not _qualifiers_given(text, name, inborn):
         return False
-    if _SUPERFICIAL.search(name) and not _SUPERFICIAL.search(text):
-        return False
-    if _RECURRENT.search(_NOT_SPECIFIED_AS.sub("", name)) and not _RECURRENT.search(text):
-        return False
-    for in_name, in_text in _SAID_ONLY:
-        if in_name.search(name) and not in_text.search(text):
-            return False
     if _HISTORY_NAME.match(name) and qualifier not in ("history", "family"):
         return False
     if _contradicts(text, name) or _other_stage(text, name):
@@ -216,6 +213,21 @@ def fits(
         if re.search(rf"\b{other}\b", name, re.IGNORECASE) or _OPEN_SIDE.search(name):
             return False
     return True
+
+
+def _qualifiers_given(text: str, name: str, inborn: bool) -> bool:
+    """Whether the text gives each qualifier of :data:`_QUALIFIED` that the name says."""
+    if (
+        not inborn
+        and _CONGENITAL.search(name)
+        and not (_CONGENITAL.search(text) or _NEWBORN.search(text))
+    ):
+        return False
+    if _SUPERFICIAL.search(name) and not _SUPERFICIAL.search(text):
+        return False
+    if _RECURRENT.search(_NOT_SPECIFIED_AS.sub("", name)) and not _RECURRENT.search(text):
+        return False
+    return all(in_text.search(text) for in_name, in_text in _SAID_ONLY if in_name.search(name))
 
 
 def _contradicts(text: str, name: str) -> bool:

@@ -202,14 +202,13 @@ class TextMatcher:
         # "Other X" is X specified otherwise: a text that says only X takes "Unspecified X"
         # (or "X, unspecified") where the release has that name, so "Other X" needs "other".
         titles = index.titles[: index.title_rows]
-        title_keys = {self.key(name) for name in titles}
         self.other_rows = frozenset(
             row
             for row, name in enumerate(titles)
             if (rest := _OTHER_NAME.match(name))
             and (
-                self.key(f"unspecified {rest.group(1)}") in title_keys
-                or self.key(f"{rest.group(1)}, unspecified") in title_keys
+                self._is_title(f"unspecified {rest.group(1)}")
+                or self._is_title(f"{rest.group(1)}, unspecified")
             )
         )
         self.title_of = {code: titles[row] for code, row in title_row.items()}
@@ -217,6 +216,15 @@ class TextMatcher:
         self._plain_postings: dict[str, npt.NDArray[np.int32]] | None = None
         self.z_rows = np.array(
             [row for row, code in enumerate(index.codes) if code.startswith("Z")], dtype=np.int64
+        )
+
+    def _is_title(self, name: str) -> bool:
+        """Whether ``name`` is a title of the index (by key)."""
+        row = self.exact.get(self.key(name))
+        return (
+            row is not None
+            and row < self.index.title_rows
+            and (self.key(self.index.titles[row]) == self.key(name))
         )
 
     def _plan(self, text: str) -> _Plan:
@@ -249,7 +257,7 @@ class TextMatcher:
             if row in self.other_rows and not says_other:
                 return False
             code, name = self.index.codes[row], self.index.titles[row]
-            if congenital(name) and not inborn:
+            if not inborn and congenital(name):
                 inborn.append(not self._said_plainly(reading))
             return fits(
                 reading,
