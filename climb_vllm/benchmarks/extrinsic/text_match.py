@@ -24,14 +24,15 @@ For one diagnosis text (a point with no code in it):
 4. **Nearest name**: else every reading is embedded and the code of the most similar name
    across readings wins (nothing below cosine 0), among the names that fit the text
    (:func:`~climb_vllm.benchmarks.extrinsic.name_fit.fits`, from the 32 nearest of each reading;
-   the nearest when none fits): codes of the
-   pregnancy (O) and newborn (P) chapters need a pregnancy or newborn word in the text, and
-   external causes (V00-Y99) an accident word, as ICD-10-CM's chapter rules say; a name saying
-   "congenital" needs the text to say so or to be about a newborn; "personal /
+   the nearest when none fits): codes of the pregnancy (O) and newborn (P) chapters need a
+   pregnancy or newborn word in the text, and external causes (V00-Y99) an accident word, as
+   ICD-10-CM's chapter rules say; a name saying "congenital" needs the text to say so or to be
+   about a newborn, unless no name without the word holds all the text's words; "personal /
    family history of" names need a past or family qualifier; a text that names one side (right
-   or left) takes neither a name of the other side nor one that leaves the side open; the
-   diabetes, hypertension, "with / without", stage, severity and encounter rules of
-   :func:`fits`. With a context, the sense is chosen by
+   or left) takes neither a name of the other side nor one that leaves the side open; a title
+   "Other X" needs "other" in the text where the release also has "Unspecified X"; the
+   qualifier, contradiction, diabetes, hypertension, stage, severity and encounter rules of
+   ``fits``. With a context, the sense is chosen by
    :func:`~climb_vllm.benchmarks.extrinsic.senses.choose` among the readings that chose one.
 5. **Leaf**: a non-billable header found by 3 or 4 is replaced by its default billable code
    (:meth:`~climb_vllm.resources.ontology.Ontology.default_leaf`, with the tabular list's
