@@ -50,6 +50,7 @@ SPLITS = (
     "held_out_3",
     "held_out_4",
     "held_out_5",
+    "held_out_6",
 )
 #: The packaged labelled sets; a file without a ``split`` column splits by CRC-32 mod 3.
 PACKAGED = (
@@ -58,6 +59,7 @@ PACKAGED = (
     "disease_names_3.tsv",
     "disease_names_4.tsv",
     "disease_names_5.tsv",
+    "disease_names_6.tsv",
 )
 
 

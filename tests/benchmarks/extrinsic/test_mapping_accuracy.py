@@ -42,18 +42,18 @@ def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untype
     first_texts = {i.text.lower() for i in labelled if i.split in ("development", "held_out")}
     assert not any(i.text.lower() in first_texts for i in labelled if i.split.endswith("_2"))
     # Nor does the third, taken from another dataset.
-    earlier = {i.text.lower() for i in labelled if i.split[-2:] not in ("_3", "_4", "_5")}
+    earlier = {i.text.lower() for i in labelled if i.split[-2:] not in ("_3", "_4", "_5", "_6")}
     assert not any(i.text.lower() in earlier for i in labelled if i.split.endswith("_3"))
     third_texts = {i.text.lower() for i in labelled if i.split.endswith("_3")}
     assert not any(
         i.text.lower() in earlier | third_texts for i in labelled if i.split.endswith("_4")
     )
-    fourth_texts = {i.text.lower() for i in labelled if i.split.endswith("_4")}
-    assert not any(
-        i.text.lower() in earlier | third_texts | fourth_texts
-        for i in labelled
-        if i.split.endswith("_5")
-    )
+    # Each later set repeats no string of the sets before it.
+    seen = earlier | third_texts
+    for suffix in ("_4", "_5", "_6"):
+        later = {i.text.lower() for i in labelled if i.split.endswith(suffix)}
+        assert later and not later & seen, suffix
+        seen |= later
     assert {i.kind for i in labelled} == KINDS
     for item in labelled:
         if item.kind == "negation":
@@ -69,6 +69,7 @@ def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untype
     assert third >= 140 and 0.4 < splits["held_out_3"] / third < 0.6
     assert splits["held_out_4"] >= 100
     assert splits["held_out_5"] >= 130
+    assert splits["held_out_6"] >= 140
 
 
 def test_second_set_split_is_the_crc_fixed_when_written() -> None:
@@ -88,6 +89,8 @@ def test_third_set_is_sampled_and_split_by_the_crc_fixed_when_written() -> None:
             assert zlib.crc32(item.text.encode()) % 5 == 1, item
         if item.split.endswith("_5"):
             assert zlib.crc32(item.text.encode()) % 5 == 2, item
+        if item.split.endswith("_6"):
+            assert zlib.crc32(item.text.encode()) % 5 == 3, item
 
 
 def test_abbreviations_in_context_are_valid(ontology_2021) -> None:  # type: ignore[no-untyped-def]
