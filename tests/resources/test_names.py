@@ -48,6 +48,8 @@ def test_packaged_table_equals_an_independent_derivation_from_the_raw_file() -> 
     import polars as pl
 
     raw = Path(__file__).resolve().parents[3] / "shared" / "data" / "names" / "raw"
+    if not (raw / "Popular_Baby_Names.csv").exists():
+        pytest.skip("../shared/data is not beside the checkout")
     frame = pl.read_csv(raw / "Popular_Baby_Names.csv", infer_schema_length=0).rename(
         {
             "Year of Birth": "year",
