@@ -12,6 +12,9 @@ extra package at run time.
 modifiers" in parentheses ("Essential (primary) hypertension") may be present or absent, and
 "NOS" ("not otherwise specified") is never written. The ICD-10-CM Alphabetic Index (eponyms,
 lay terms) is not included: no registry package ships it (see the data folder's SOURCE.md).
+In its place, :data:`LAY_FILE` lists lay names ("heart attack", "pink eye") that the tabular
+list does not hold, each with the code a coder assigns; they join the other names with source
+"lay".
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ if TYPE_CHECKING:
 
 #: Packaged term tables: release name -> file under ``climb_vllm/data/icd10cm``.
 TERM_FILES = {"2021": "icd10cm_terms_2021.parquet", "2026": "icd10cm_terms_2026.parquet"}
-SOURCES = ("inclusion", "includes")
+SOURCES = ("inclusion", "includes", "lay")
+#: Lay names written for the project (term, code; ICD-10-CM 2021 billable codes).
+LAY_FILE = "lay_terms.tsv"
 
 _NOS = re.compile(r"\s*,?\s*\bNOS\b\s*", re.IGNORECASE)
 _PARENS = re.compile(r"\s*\([^()]*\)")
@@ -100,24 +105,40 @@ def export_terms(out: Path) -> int:
 
 
 def terms_digest(ontology: Ontology) -> str:
-    """SHA-256 of the packaged terms file of ``ontology``'s release ("" when it has none)."""
+    """Identifies the other names of ``ontology``'s codes: the SHA-256 of its packaged terms
+    file ("" when it has none) and of the lay names."""
     name = TERM_FILES.get(ontology.release)
-    return file_sha256(packaged("icd10cm", name)) if name else ""
+    tabular = file_sha256(packaged("icd10cm", name)) if name else ""
+    return f"{tabular}+{file_sha256(packaged('icd10cm', LAY_FILE))[:16]}"
+
+
+def load_lay_terms() -> pl.DataFrame:
+    """The packaged lay names (columns ``code, term, source``; source "lay"), in file order."""
+    import polars as pl
+
+    lay = pl.read_csv(
+        packaged("icd10cm", LAY_FILE), separator="\t", schema={"term": pl.String, "code": pl.String}
+    )
+    return lay.select("code", "term", source=pl.lit("lay"))
 
 
 def load_terms(ontology: Ontology) -> pl.DataFrame:
-    """The packaged terms of ``ontology``'s release (columns ``code, term, source``).
+    """The packaged terms of ``ontology``'s release (columns ``code, term, source``): the
+    tabular list's, then the lay names of :func:`load_lay_terms`, each kept where its code is
+    in the release.
 
-    A user-exported release has no packaged terms: its table is empty, and the mapper then
-    knows each code by its title only.
+    A user-exported release has no packaged tabular terms: the mapper then knows each code by
+    its title and lay names only.
     """
     import polars as pl
 
-    empty = pl.DataFrame(schema={"code": pl.String, "term": pl.String, "source": pl.String})
     name = TERM_FILES.get(ontology.release)
-    if name is None:
-        return empty
-    terms = pl.read_parquet(packaged("icd10cm", name))
+    tabular = (
+        pl.read_parquet(packaged("icd10cm", name))
+        if name is not None
+        else pl.DataFrame(schema={"code": pl.String, "term": pl.String, "source": pl.String})
+    )
+    terms = pl.concat([tabular, load_lay_terms()])
     return terms.filter(pl.col("code").is_in(list(ontology.codes)))
 
 

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import polars as pl
 
-from climb_vllm.resources.icd_terms import TERM_FILES, export_terms, load_terms, name_variants
+from climb_vllm.resources.icd_terms import (
+    TERM_FILES,
+    export_terms,
+    load_lay_terms,
+    load_terms,
+    name_variants,
+    nos_codes,
+)
 from climb_vllm.resources.ontology import load_ontology
 
 
@@ -27,8 +34,8 @@ def test_name_variants_drop_nos_and_nonessential_modifiers() -> None:
 
 def test_packaged_terms_of_2021(ontology_2021) -> None:  # type: ignore[no-untyped-def]
     terms = load_terms(ontology_2021)
-    assert terms.height == 12524
-    assert set(terms["source"].unique()) == {"inclusion", "includes"}
+    assert terms.height == 12524 + load_lay_terms().height
+    assert set(terms["source"].unique()) == {"inclusion", "includes", "lay"}
     assert set(terms["code"]) <= set(ontology_2021.codes)
     by_code = terms.group_by("code").agg(pl.col("term"))
     names = dict(zip(by_code["code"], by_code["term"]))
@@ -45,13 +52,31 @@ def test_export_reproduces_the_packaged_table(tmp_path: Path, ontology_2021) -> 
     # The dev environment pins simple-icd-10-cm 1.2.0, the library the 2021 terms came from.
     out = tmp_path / "terms.parquet"
     assert export_terms(out) == 12524
-    assert pl.read_parquet(out).equals(load_terms(ontology_2021))
+    tabular = load_terms(ontology_2021).filter(pl.col("source") != "lay")
+    assert pl.read_parquet(out).equals(tabular)
 
 
 def test_nos_codes_come_from_the_inclusion_terms() -> None:
-    from climb_vllm.resources.icd_terms import nos_codes
-    from climb_vllm.resources.ontology import load_ontology
-
     nos = nos_codes(load_ontology("2021"))
     assert {"C91.10", "N40.0", "J45.20", "I50.9"} <= nos
     assert "C91.11" not in nos and "I10" not in nos
+
+
+def test_lay_names_are_new_names_of_codes_of_the_2021_release(ontology_2021) -> None:  # type: ignore[no-untyped-def]
+    lay = load_lay_terms()
+    assert lay.height > 300
+    assert lay["term"].str.to_lowercase().n_unique() == lay.height
+    nos = nos_codes(ontology_2021)
+    for code in lay["code"]:
+        # A header is listed where a side may follow ("ear infection, left"); it must have
+        # a default leaf for a text that names none.
+        assert code in ontology_2021
+        assert ontology_2021.default_leaf(code, None, nos) is not None, code
+    # Only names the tabular list lacks: a tabular name already leads to its own code.
+    tabular = load_terms(ontology_2021).filter(pl.col("source") != "lay")
+    known = {v.lower() for t in tabular["term"] for v in name_variants(t)}
+    known |= {v.lower() for t in ontology_2021.table["description"] for v in name_variants(t)}
+    assert not known & set(lay["term"].str.to_lowercase())
+    names = dict(zip(lay["term"], lay["code"]))
+    assert names["heart attack"] == "I21.9"
+    assert names["Baker's cyst"] == "M71.2"  # the header: a side may follow

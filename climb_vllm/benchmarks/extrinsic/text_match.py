@@ -36,7 +36,8 @@ For one diagnosis text (a point with no code in it):
    :func:`~climb_vllm.benchmarks.extrinsic.senses.choose` among the readings that chose one.
 5. **Leaf**: a non-billable header found by 3 or 4 is replaced by its default billable code
    (:meth:`~climb_vllm.resources.ontology.Ontology.default_leaf`, with the tabular list's
-   "NOS" inclusion terms), on the side the reading names; a header without one stays as it is.
+   "NOS" inclusion terms), on the side the text names in any reading; a header without one stays
+   as it is.
 """
 
 from __future__ import annotations
@@ -154,6 +155,12 @@ class _Plan:
     def ambiguous(self) -> bool:
         """Whether the general readings chose among an abbreviation's senses."""
         return len({self.senses.get(r, "") for r in self.general}) > 1
+
+    @property
+    def sides(self) -> str:
+        """Every reading, joined: the side a header descends to is the one the text names in
+        any reading ("R ankle sprain" names the right side only once "R" is read)."""
+        return " ".join([*self.exact_only, *self.within_z, *self.general])
 
 
 class TextMatcher:
@@ -373,7 +380,7 @@ class TextMatcher:
             if row < 0 or sim < 0.0:
                 found[key] = Match("none", None, math.nan, plan.qualifier)
             else:
-                code = self.leaf(self.index.codes[row], reading)
+                code = self.leaf(self.index.codes[row], plan.sides)
                 method = "exact" if sim == 1.0 and self.key(reading) in self.exact else "embedding"
                 found[key] = Match(
                     method,
@@ -390,7 +397,7 @@ class TextMatcher:
         for reading in [*plan.exact_only, *plan.within_z, *plan.general]:
             row = self.exact.get(self.key(reading))
             if row is not None:
-                code = self.leaf(self.index.codes[row], reading)
+                code = self.leaf(self.index.codes[row], plan.sides)
                 return Match("exact", code, 1.0, plan.qualifier, plan.senses.get(reading, ""))
         return None
 

@@ -57,6 +57,8 @@ CODES = (
     "Q12.4",
     "D59.9",
     "D58.9",
+    "S93.40",
+    "M71.2",
 )
 
 
@@ -182,6 +184,20 @@ def test_the_default_leaf_follows_the_side_the_text_names(names_mapper: Mapper) 
     assert matcher.leaf("S93.40", "right ankle sprain") == "S93.401A"
     assert matcher.leaf("S93.40", "left ankle sprain") == "S93.402A"
     assert matcher.leaf("S93.40", "ankle sprain") == "S93.409A"
+
+
+def test_lay_names_lead_to_their_codes_on_the_side_any_reading_names(
+    names_mapper: Mapper,
+) -> None:
+    attack, cyst, right_cyst, shorthand = names_mapper.map_texts(
+        ["heart attack", "Baker's cyst", "Baker's cyst, right knee", "R ankle sprain"]
+    )
+    assert (attack.method, attack.code) == ("exact", "I21.9")
+    # The lay names of sided codes name the header, so the text's side decides the leaf.
+    assert (cyst.method, cyst.code) == ("exact", "M71.20")
+    assert right_cyst.code == "M71.21"
+    # "R" is read as "right" in one reading only; the side holds for the text.
+    assert shorthand.code == "S93.401A"
 
 
 def test_diagnosis_senses_name_their_codes(names_mapper: Mapper) -> None:
