@@ -9,7 +9,8 @@ over every code of the release. Splits (:data:`SPLITS`): the first set's develop
 the third held out while its rules were written (CRC-32 of the text mod 3 = 0), the second
 set's halves, its held-out half fixed before any rule was written for it, and the third set's
 parts (disease names written by DiseaseDecipher's authors), its held-out part fixed likewise,
-and a fourth set of such names, all held out.
+and four more sets of such names, all held out (the seventh coded after the lay names of
+:mod:`~climb_vllm.resources.icd_terms` were written).
 
 A string is correct at level L when the first predicted code has the gold code's level-L
 ancestor (L1 chapter, L3 category, L5 the code itself); a negated string is correct at every
@@ -51,6 +52,7 @@ SPLITS = (
     "held_out_4",
     "held_out_5",
     "held_out_6",
+    "held_out_7",
 )
 #: The packaged labelled sets; a file without a ``split`` column splits by CRC-32 mod 3.
 PACKAGED = (
@@ -60,6 +62,7 @@ PACKAGED = (
     "disease_names_4.tsv",
     "disease_names_5.tsv",
     "disease_names_6.tsv",
+    "disease_names_7.tsv",
 )
 
 

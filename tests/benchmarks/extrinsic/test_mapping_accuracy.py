@@ -70,6 +70,7 @@ def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untype
     assert splits["held_out_4"] >= 100
     assert splits["held_out_5"] >= 130
     assert splits["held_out_6"] >= 140
+    assert splits["held_out_7"] >= 120
 
 
 def test_second_set_split_is_the_crc_fixed_when_written() -> None:
@@ -91,6 +92,8 @@ def test_third_set_is_sampled_and_split_by_the_crc_fixed_when_written() -> None:
             assert zlib.crc32(item.text.encode()) % 5 == 2, item
         if item.split.endswith("_6"):
             assert zlib.crc32(item.text.encode()) % 5 == 3, item
+        if item.split.endswith("_7"):
+            assert zlib.crc32(item.text.encode()) % 5 == 4, item
 
 
 def test_abbreviations_in_context_are_valid(ontology_2021) -> None:  # type: ignore[no-untyped-def]
