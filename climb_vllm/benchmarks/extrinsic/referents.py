@@ -21,7 +21,9 @@ or a line break) and call such a person a *third party*:
   5. right after a reporting verb whose subject is the patient ("he told the doctor that
      he ...", "she was told she ..."): the patient;
   6. a verb only a patient does follows ("tolerated", "needs", "signed", "had missed", "felt
-     dizzy"): the patient;
+     dizzy"), or a state only a patient is in ("was hypotensive", "was more drowsy"): the
+     patient; an act of care follows instead ("ordered", "drained", "will examine",
+     "had reviewed"): the third party;
   7. in a third party's report ("the nurse reports that he ...", "Dr. Osei, who thinks
      she ...", or "and he ..." going on with such a report): the third party when they do
      something to the patient in it ("he gave him") or stress themselves ("she herself");
@@ -104,6 +106,30 @@ _PATIENT_VERBS = frozenset(
     "lose loses lost gain gains gained suffer suffers suffered sustain sustains sustained "
     "experience experiences experienced appear appears appeared seem seems seemed".split()
 )
+# Main verbs of acts of care, done to the patient or for their care, never by a patient in a
+# note ("he ordered a CT", "she drained the abscess", "he will examine him"): words a patient also
+# does ("gave a history", "injects", "transferred to the chair", "plans to") are left out.
+_CARE_VERBS = frozenset(
+    "order orders ordered prescribe prescribes prescribed administer administers administered "
+    "perform performs performed place places placed insert inserts inserted remove removes "
+    "removed drain drains drained biopsy biopsies biopsied examine examines examined review "
+    "reviews reviewed recommend recommends recommended suggest suggests suggested intubate "
+    "intubates intubated scope scopes scoped repair repairs repaired suture sutures sutured "
+    "diagnose diagnoses diagnosed discharge discharges discharged adjust adjusts adjusted "
+    "increase increases increased decrease decreases decreased titrate titrates titrated "
+    "counsel counsels counseled counselled treat treats treated clip clips clipped page pages "
+    "paged refer refers referred operate operates operated".split()
+)
+# After "is/was": states of a patient, never of a clinician in a note ("was hypotensive").
+_PATIENT_STATES = frozenset(
+    "febrile afebrile hypotensive hypertensive tachycardic bradycardic hypoxic hypoxemic "
+    "tachypneic diaphoretic septic lethargic somnolent obtunded unresponsive confused agitated "
+    "combative drowsy tearful nauseated nauseous jaundiced icteric pale dizzy bleeding vomiting "
+    "pregnant incontinent bedbound hypoglycemic hyperglycemic dehydrated intoxicated "
+    "unconscious disoriented delirious".split()
+)
+# Words between "was" and a state that say nothing about the referent ("was more drowsy").
+_DEGREE = frozenset("more less very still now slightly mildly increasingly acutely".split())
 _FEEL = frozenset("feel feels felt feeling".split())
 # After "is/was": a part a third party plays, not a state of the patient.
 _PARTS = frozenset(
@@ -385,7 +411,9 @@ class SentenceReader:
             return Decision(False)  # rule 5: what the patient says or is told
         state = self._states(i)
         if state == "strong":
-            return Decision(False)  # rule 6: "tolerated", "needs", "signed", "felt dizzy"
+            return Decision(False)  # rule 6: "tolerated", "needs", "was hypotensive"
+        if self._acts(i):
+            return Decision(True)  # rule 6b: an act of care ("he ordered", "she drained")
         if reporter:
             # Rule 7, what a third party reports: about themselves when they do something to the
             # patient or stress themselves ("he gave him", "she herself"), else a state of
@@ -428,10 +456,22 @@ class SentenceReader:
         if verb in _BE:
             if following in ("told", "informed", "advised", "counseled", "counselled"):
                 return "strong"  # "she was told she may carry ..."
+            state = next((w for w in rest[k + 1 :] if w not in _DEGREE), "")
+            if state in _PATIENT_STATES:
+                return "strong"  # "he was hypotensive", "she was more drowsy"
             return None if self._part(rest[k + 1 :]) else "weak"
         if verb in _FEEL:
             return None if following in _DETERMINERS or following in ("that", "it") else "strong"
         return "strong" if verb in _PATIENT_VERBS else None
+
+    def _acts(self, i: int) -> bool:
+        """Whether the main verb after subject pronoun ``i`` is an act of care ("he ordered",
+        "she will examine", "he had reviewed"), not in the passive ("he was treated")."""
+        rest = [w.key for w in self.words[i + 1 : i + 8]]
+        k = 0
+        while k < len(rest) and rest[k] in _AUXILIARY | _HAVE:
+            k += 1
+        return k < len(rest) and rest[k] in _CARE_VERBS
 
     def _emphatic(self, i: int) -> bool:
         """Whether subject pronoun ``i``'s clause stresses its subject ("she herself had ...",

@@ -70,6 +70,22 @@ def test_a_reader_gives_every_pronoun_a_decision() -> None:
             "Dr. Ito drained it, and he tolerated it well.",
             "Dr. Ito drained it, and she tolerated it well.",
         ),
+        # A state only a patient is in wins over the topic; an act of care is the carer's.
+        (
+            "female",
+            "The resident was paged because he was hypotensive; he gave a bolus.",
+            "The resident was paged because she was hypotensive; he gave a bolus.",
+        ),
+        (
+            "female",
+            "His nurse, Mr. Cho, noticed that he was more drowsy and called the team.",
+            "Her nurse, Mr. Cho, noticed that she was more drowsy and called the team.",
+        ),
+        (
+            "male",
+            "She had a colonoscopy with Dr. Ruiz; she removed two polyps.",
+            "He had a colonoscopy with Dr. Ruiz; she removed two polyps.",
+        ),
         # Titles: a relative's in apposition or brackets; a shared surname's first mention.
         (
             "female",

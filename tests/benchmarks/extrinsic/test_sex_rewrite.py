@@ -155,13 +155,14 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: Edit accuracy floors on the excerpts with third parties (PERFORMANCE.md has the history):
 #: the development set the referent rules were written on; the first held-out set, measured
 #: once (0.796) and then used to revise the rules; the second, written before that revision
-#: and measured once (0.806; 0.839 after generic fixes made on seeing its errors); the third,
-#: written later and measured once with the same rules (0.766), its errors not read.
+#: and measured once (0.806; 0.839 after generic fixes made on seeing its errors, 0.858 with
+#: the acts of care and patient states); the third, written later, measured once with those
+#: rules (0.766) and once after the acts and states (0.789), its errors not read.
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.97,
     "third_parties_held_out.jsonl": 0.92,
-    "third_parties_held_out_2.jsonl": 0.83,
-    "third_parties_held_out_3.jsonl": 0.76,
+    "third_parties_held_out_2.jsonl": 0.85,
+    "third_parties_held_out_3.jsonl": 0.78,
 }
 
 
