@@ -55,22 +55,25 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-KIN_MALE = frozenset(
-    "father dad brother son grandfather grandson uncle nephew husband boyfriend stepfather "
-    "stepson brothers sons".split()
+from climb_vllm.benchmarks.extrinsic.referent_words import (
+    AUXILIARY,
+    BE,
+    CARE_VERBS,
+    DEGREE,
+    DETERMINERS,
+    FEEL,
+    HAVE,
+    KIN_FEMALE,
+    KIN_MALE,
+    OPINIONS,
+    PARTS,
+    PATIENT_STATES,
+    PATIENT_VERBS,
+    PREPOSITIONS,
+    REPORTING,
+    ROLES,
 )
-KIN_FEMALE = frozenset(
-    "mother mom sister daughter grandmother granddaughter aunt niece wife girlfriend "
-    "stepmother stepdaughter landlady sisters daughters".split()
-)
-# People of either sex named by their role (the sex is not known from the word).
-ROLES = frozenset(
-    "dr doctor physician surgeon pcp provider nurse attending resident fellow intern "
-    "hospitalist consultant therapist pharmacist paramedic paramedics emt emts interpreter "
-    "aide sitter chaplain manager worker officer guard student roommate neighbor neighbour "
-    "coworker employer landlord friend partner spouse caregiver assailant np pa staff "
-    "practitioner specialist dentist midwife doula technician tech counselor counsellor".split()
-)
+
 _SPECIALIST = re.compile(r"[a-z]+(?:ologist|iatrist|ician)$")
 _WORDS = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
 _SENTENCE = re.compile(
@@ -79,64 +82,6 @@ _SENTENCE = re.compile(
 )
 _CLAUSE_BREAK = re.compile(r"[,;:()]|\b(?:and|but|so|because|while|whereas|then)\b")
 _TITLE = re.compile(r"\b(Mrs|Mr|Ms|Miss)\.?\s+([A-Z][A-Za-z'’-]+|_{2,})")
-_PREPOSITIONS = frozenset("by with from to of at for near against behind".split())
-_REPORTING = frozenset(
-    "says said states stated reports reported notes noted thinks thought believes believed "
-    "feels felt explains explained agrees agreed mentions mentioned adds added writes wrote "
-    "documents documented recalls recalled confirms confirmed indicates indicated suspects "
-    "worries worried say report state note think believe feel explain agree asks asked "
-    "requests requested notified informed".split()
-)
-# Words between a subject pronoun and its main verb that say nothing about the referent.
-_AUXILIARY = frozenset(
-    "will would could can may might should must shall also still never not just already now "
-    "then again only really reportedly apparently initially subsequently later".split()
-)
-_BE = frozenset("is was were be been being 's am are".split())
-_HAVE = frozenset("has had have having".split())
-# Main verbs that say what the patient is, has or undergoes.
-_PATIENT_VERBS = frozenset(
-    "need needs needed lack lacks lacked tolerate tolerates tolerated deny denies denied "
-    "fall falls fell collapse collapses collapsed present presents presented develop develops "
-    "developed undergo undergoes underwent miss misses missed understand understands "
-    "understood refuse refuses refused vomit vomits vomited vomiting sleep sleeps slept "
-    "eat eats ate eaten complain complains complained endorse endorses endorsed sign signs signed "
-    "choose chooses chose consent consents consented decline declines declined stop stops "
-    "stopped pull pulls pulled hit hits "
-    "lose loses lost gain gains gained suffer suffers suffered sustain sustains sustained "
-    "experience experiences experienced appear appears appeared seem seems seemed".split()
-)
-# Main verbs of acts of care, done to the patient or for their care, never by a patient in a
-# note ("he ordered a CT", "she drained the abscess", "he will examine him"): words a patient also
-# does ("gave a history", "injects", "transferred to the chair", "plans to") are left out.
-_CARE_VERBS = frozenset(
-    "order orders ordered prescribe prescribes prescribed administer administers administered "
-    "perform performs performed place places placed insert inserts inserted remove removes "
-    "removed drain drains drained biopsy biopsies biopsied examine examines examined review "
-    "reviews reviewed recommend recommends recommended suggest suggests suggested intubate "
-    "intubates intubated scope scopes scoped repair repairs repaired suture sutures sutured "
-    "diagnose diagnoses diagnosed discharge discharges discharged adjust adjusts adjusted "
-    "increase increases increased decrease decreases decreased titrate titrates titrated "
-    "counsel counsels counseled counselled treat treats treated clip clips clipped page pages "
-    "paged refer refers referred operate operates operated".split()
-)
-# After "is/was": states of a patient, never of a clinician in a note ("was hypotensive").
-_PATIENT_STATES = frozenset(
-    "febrile afebrile hypotensive hypertensive tachycardic bradycardic hypoxic hypoxemic "
-    "tachypneic diaphoretic septic lethargic somnolent obtunded unresponsive confused agitated "
-    "combative drowsy tearful nauseated nauseous jaundiced icteric pale dizzy bleeding vomiting "
-    "pregnant incontinent bedbound hypoglycemic hyperglycemic dehydrated intoxicated "
-    "unconscious disoriented delirious".split()
-)
-# Words between "was" and a state that say nothing about the referent ("was more drowsy").
-_DEGREE = frozenset("more less very still now slightly mildly increasingly acutely".split())
-_FEEL = frozenset("feel feels felt feeling".split())
-# After "is/was": a part a third party plays, not a state of the patient.
-_PARTS = frozenset(
-    "hcp proxy contact guardian caregiver poa surrogate representative decision".split()
-)
-_DETERMINERS = frozenset("the a an his her their this that these those".split())
-_OPINIONS = frozenset("opinion view judgment judgement assessment impression".split())
 
 
 @dataclass(frozen=True)
@@ -222,7 +167,7 @@ def noun_is_third_party(text: str, start: int) -> bool:
     """Whether "man"/"woman"/"gentleman"/"lady" at ``start`` is someone other than the
     patient: after a preposition or "another" within three words, or "the man" after one."""
     before = [w.lower() for w in _WORDS.findall(text[max(0, start - 40) : start])][-3:]
-    if any(w in _PREPOSITIONS or w == "another" for w in before):
+    if any(w in PREPOSITIONS or w == "another" for w in before):
         return True
     if before and before[-1] == "the":
         earlier = text[:start]
@@ -435,15 +380,15 @@ class SentenceReader:
         ("has gout", "was febrile", "has been falling"), else None."""
         rest = [w.key for w in self.words[i + 1 : i + 8]]
         k = 0
-        while k < len(rest) and rest[k] in _AUXILIARY:
+        while k < len(rest) and rest[k] in AUXILIARY:
             k += 1
         if k >= len(rest):
             return None
         verb = rest[k]
         following = rest[k + 1] if k + 1 < len(rest) else ""
-        if verb in _HAVE:
+        if verb in HAVE:
             k += 1
-            while k < len(rest) and rest[k] in _AUXILIARY:
+            while k < len(rest) and rest[k] in AUXILIARY:
                 k += 1
             following = rest[k] if k < len(rest) else ""
             if following == "to":
@@ -451,27 +396,27 @@ class SentenceReader:
             if following == "been":
                 return None if self._part(rest[k + 1 :]) else "weak"  # "has been falling"
             if following.endswith(("ed", "en")) or following in ("seen", "done", "made", "told"):
-                return "strong" if following in _PATIENT_VERBS else None  # "had missed"
+                return "strong" if following in PATIENT_VERBS else None  # "had missed"
             return "weak"  # possession: "has gout", "had a stroke", "has had ..."
-        if verb in _BE:
+        if verb in BE:
             if following in ("told", "informed", "advised", "counseled", "counselled"):
                 return "strong"  # "she was told she may carry ..."
-            state = next((w for w in rest[k + 1 :] if w not in _DEGREE), "")
-            if state in _PATIENT_STATES:
+            state = next((w for w in rest[k + 1 :] if w not in DEGREE), "")
+            if state in PATIENT_STATES:
                 return "strong"  # "he was hypotensive", "she was more drowsy"
             return None if self._part(rest[k + 1 :]) else "weak"
-        if verb in _FEEL:
-            return None if following in _DETERMINERS or following in ("that", "it") else "strong"
-        return "strong" if verb in _PATIENT_VERBS else None
+        if verb in FEEL:
+            return None if following in DETERMINERS or following in ("that", "it") else "strong"
+        return "strong" if verb in PATIENT_VERBS else None
 
     def _acts(self, i: int) -> bool:
         """Whether the main verb after subject pronoun ``i`` is an act of care ("he ordered",
         "she will examine", "he had reviewed"), not in the passive ("he was treated")."""
         rest = [w.key for w in self.words[i + 1 : i + 8]]
         k = 0
-        while k < len(rest) and rest[k] in _AUXILIARY | _HAVE:
+        while k < len(rest) and rest[k] in AUXILIARY | HAVE:
             k += 1
-        return k < len(rest) and rest[k] in _CARE_VERBS
+        return k < len(rest) and rest[k] in CARE_VERBS
 
     def _emphatic(self, i: int) -> bool:
         """Whether subject pronoun ``i``'s clause stresses its subject ("she herself had ...",
@@ -482,13 +427,13 @@ class SentenceReader:
                 return False
             if self.words[k].key == self.reflexive:
                 previous = self.words[k - 1].key
-                return k == i + 1 or previous not in _PREPOSITIONS | {"to"}
+                return k == i + 1 or previous not in PREPOSITIONS | {"to"}
         return False
 
     @staticmethod
     def _part(rest: list[str]) -> bool:
         """Whether "is/was ..." names a part a third party plays ("is the HCP")."""
-        return any(w in _PARTS for w in rest[:4])
+        return any(w in PARTS for w in rest[:4])
 
     def _reporter(self, i: int) -> bool | None:
         """Whether subject pronoun ``i`` opens what a third party reports (True: "the nurse
@@ -501,12 +446,12 @@ class SentenceReader:
             verbs = [
                 k
                 for k in range(max(0, j - 4), j)
-                if self.words[k].key in _REPORTING | {"told", "tell", "tells"}
+                if self.words[k].key in REPORTING | {"told", "tell", "tells"}
             ]
             j = verbs[-1] if verbs else j - 1
-        if j < 0 or self.words[j].key not in _REPORTING | {"told", "tell", "tells", "say"}:
+        if j < 0 or self.words[j].key not in REPORTING | {"told", "tell", "tells", "say"}:
             return self._continued_report(i)
-        if self.words[j].key == "told" and j > 0 and self.words[j - 1].key in _BE:
+        if self.words[j].key == "told" and j > 0 and self.words[j - 1].key in BE:
             j -= 1  # "she was told she ...": the subject of "was told"
         for k in range(j - 1, -1, -1):
             if self.words[k].key == "who":
@@ -539,7 +484,7 @@ class SentenceReader:
         following = self.words[i + 1].key if i + 1 < len(self.words) else ""
         if kind == "reflexive" or (kind == "possessive" and following == "own"):
             return subject or Decision(False)
-        if kind == "possessive" and following in _OPINIONS and third_before:
+        if kind == "possessive" and following in OPINIONS and third_before:
             # "evaluated him; in his opinion ...": the evaluator's.
             return Decision(bool(self._first_person()))
         if kind == "object" and subject is not None and third_before:
