@@ -8,6 +8,8 @@ points one way in a note.
 
 from __future__ import annotations
 
+import re
+
 KIN_MALE = frozenset(
     "father dad brother son grandfather grandson uncle nephew husband boyfriend stepfather "
     "stepson brothers sons".split()
@@ -22,7 +24,13 @@ ROLES = frozenset(
     "hospitalist consultant therapist pharmacist paramedic paramedics emt emts interpreter "
     "aide sitter chaplain manager worker officer guard student roommate neighbor neighbour "
     "coworker employer landlord friend partner spouse caregiver assailant np pa staff "
-    "practitioner specialist dentist midwife doula technician tech counselor counsellor".split()
+    "practitioner specialist dentist midwife doula technician tech counselor counsellor "
+    # Staff whose titles end in neither -ologist nor -ician, and strangers at a scene.
+    "dietitian dietician nutritionist phlebotomist technologist sonographer radiographer "
+    "anesthetist crna cna lpn rn orderly transporter porter volunteer scribe coordinator "
+    "navigator caseworker police policeman policewoman firefighter firefighters bystander "
+    "passerby driver cyclist pedestrian stranger colleague supervisor boss teacher pastor "
+    "priest float moonlighter".split()
 )
 
 PREPOSITIONS = frozenset("by with from to of at for near against behind".split())
@@ -31,7 +39,40 @@ REPORTING = frozenset(
     "feels felt explains explained agrees agreed mentions mentioned adds added writes wrote "
     "documents documented recalls recalled confirms confirmed indicates indicated suspects "
     "worries worried say report state note think believe feel explain agree asks asked "
-    "requests requested notified informed".split()
+    "requests requested notified informed notices noticed observes observed".split()
+)
+# Verbs a quote follows or opens with: the speaker is their subject.
+SPEECH = frozenset(
+    "said says say asked asks ask told tells replied replies answered answers responded "
+    "responds stated states thanked thanks added adds yelled shouted whispered cried "
+    "exclaimed explained insisted".split()
+)
+# Verbs of answering: their subject is not whoever asked.
+ANSWERS = frozenset(
+    "said says replied replies answered answers responded responds told tells".split()
+)
+# Words that open a clause inside a sentence ("when the resident examined him").
+SUBORDINATORS = frozenset(
+    "when after before until since because if whether although though while who that "
+    "whereas once as".split()
+)
+# Main verbs of help given to someone ("he gave him aspirin", "she drove her to urgent care",
+# "he told him to wait"): with an object pronoun of the same sex, the object is the one helped.
+HELPS = frozenset(
+    "gave give gives told tell tells helped help helps drove drive drives took take takes "
+    "brought bring brings stayed stay stays waited wait waits sat sit sits walked walk walks "
+    "wheeled carried carry carries lifted lift lifts fed feed feeds bathed bathe bathes "
+    "dressed showed show shows handed hand hands reassured reassure reassures advised advise "
+    "advises instructed instruct instructs reminded remind reminds encouraged encourage "
+    "encourages assisted assist assists accompanied accompany accompanies sent send sends "
+    "warned warn warns visited visit visits picked pick picks described describe describes".split()
+)
+# Verbs whose object is often oneself: "dress herself", "hurt himself" (not emphasis).
+SELF_CARE = frozenset(
+    "dress dresses dressed feed feeds fed bathe bathes bathed wash washes washed toilet "
+    "toilets toileted groom grooms groomed hurt hurts injure injures injured cut cuts harm "
+    "harms harmed kill kills killed shoot shoots shot transfer transfers transferred "
+    "position positions positioned".split()
 )
 # Words between a subject pronoun and its main verb that say nothing about the referent.
 AUXILIARY = frozenset(
@@ -50,7 +91,12 @@ PATIENT_VERBS = frozenset(
     "choose chooses chose consent consents consented decline declines declined stop stops "
     "stopped pull pulls pulled hit hits "
     "lose loses lost gain gains gained suffer suffers suffered sustain sustains sustained "
-    "experience experiences experienced appear appears appeared seem seems seemed".split()
+    "experience experiences experienced appear appears appeared seem seems seemed "
+    # Events of illness ("she coded", "he fainted at lunch", "responded well to the cycle").
+    "respond responds responded code codes coded faint faints fainted seize seizes seized "
+    "desaturate desaturates desaturated decompensate decompensates decompensated "
+    "deteriorate deteriorates deteriorated aspirate aspirates aspirated ambulate ambulates "
+    "ambulated".split()
 )
 # Main verbs of acts of care, done to the patient or for their care, never by a patient in a
 # note ("he ordered a CT", "she drained the abscess", "he will examine him"): words a patient also
@@ -83,3 +129,15 @@ PARTS = frozenset(
 )
 DETERMINERS = frozenset("the a an his her their this that these those".split())
 OPINIONS = frozenset("opinion view judgment judgement assessment impression".split())
+
+_SPECIALIST = re.compile(r"[a-z]+(?:ologist|iatrist|ician)$")
+
+
+def is_role(word: str) -> bool:
+    """Whether lower-case ``word`` names a person by role ("nurse", "cardiologist")."""
+    return word in ROLES or bool(_SPECIALIST.match(word))
+
+
+def is_person_word(word: str) -> bool:
+    """Whether lower-case ``word`` names a person by role or kinship."""
+    return is_role(word) or word in KIN_MALE or word in KIN_FEMALE

@@ -6,12 +6,15 @@ the original text, before, after, whether the referent may not be the patient). 
 - **Pronouns**: he/she, him/her, himself/herself, his/her/hers, also in contractions
   ("He's" -> "She's"). Female -> male, "her" is a possessive ("her chest" -> "his chest") or an
   object ("gave her magnesium", "asked her about" -> "him"): it is an object before punctuation,
-  a preposition or particle ("about", "on", "up"), a determiner ("gave her a dose"), or after a
-  verb that takes two objects or a bare infinitive ("gave", "told", "let", "helped") unless the
-  next word is one a person has (a relative, a body part, a clinician: "gave her husband").
+  a preposition, particle or conjunction ("about", "on", "up", "until"), a determiner ("gave
+  her a dose"), after a verb of seeing before a verb ("saw her fall", "found her slurring"), or
+  after a verb that takes two objects or a bare infinitive ("gave", "told", "let", "helped")
+  unless the next word is one a person has (a relative, a body part, a clinician: "gave her
+  husband"); "on her back", "at her home" are possessive.
 - **Honorifics**: Mr/Ms/Mrs/Miss only in title case and before a name ("Mr. A", "Ms ___");
   sir/ma'am.
-- **Nouns** for the patient: man/woman, gentleman/lady, boy/girl, male/female (and plurals).
+- **Nouns** for the patient: man/woman, gentleman/lady, boy/girl, male/female (and plurals);
+  mother/father where the patient is one ("She is the mother of two").
 - **Note abbreviations**: "45 y/o M", "45-year-old F", "Sex: M", and a bare "72M" only where it
   reads as an age (after "a", "is", a sentence start; or before "with", "w/", "who",
   "presents"...), never after a temperature ("Tmax 101F") or in a decimal.
@@ -44,7 +47,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from climb_vllm.benchmarks.extrinsic import referents
+from climb_vllm.benchmarks.extrinsic import mentions, referents
+from climb_vllm.benchmarks.extrinsic.referent_words import PATIENT_VERBS
 from climb_vllm.benchmarks.extrinsic.referents import SentenceReader
 
 _MALE_TO_FEMALE = {
@@ -111,8 +115,15 @@ _OBJECT_NEXT = frozenset(
     "about to for on in at with from that and or but again today yesterday tonight tomorrow "
     "back home up down out off over as if when while since because into onto through this "
     "well now immediately twice once daily regularly so too than of by via after before "
-    "overnight every each hourly nightly weekly here there "
+    "overnight every each hourly nightly weekly here there until unless although though "
+    "during throughout across around toward towards under beside "
     "a an the some any another these those no".split()
+)
+# Before "her": verbs of seeing, after which "her" + a verb is an object ("saw her fall", "found
+# her slurring her words").
+_PERCEPTION = frozenset(
+    "saw see sees seen watched watch heard hear hears noticed notice found find finds felt "
+    "observed witnessed caught kept left".split()
 )
 # After "her" and a number: a dose, so "her" is the object ("transfused her 2 units").
 _DOSE_UNITS = frozenset(
@@ -138,6 +149,24 @@ _POSSESSED = frozenset(
     "nurse caregiver own arm arms leg legs chest abdomen head back hip knee hand hands foot "
     "feet eyes eye skin home house name insurance medications meds mouth face".split()
 )
+# Nouns in -ing, so "her" before them is possessive even after "saw" ("noticed her swelling").
+_ING_NOUNS = frozenset(
+    "morning evening swelling dressing dressings wedding building clothing bedding thing "
+    "things ring sibling siblings stocking stockings filling lining".split()
+)
+# The patient's own part as a parent ("She is the mother of two" -> "He is the father of two").
+_PARENTS = {
+    "mother": "father",
+    "father": "mother",
+    "mom": "dad",
+    "dad": "mom",
+    "grandmother": "grandfather",
+    "grandfather": "grandmother",
+}
+_PARENT_BEFORE = re.compile(
+    r"\b(?:he|she|patient|pt)\s+(?:is|was)\s+(?:a|the)\s+(?:[a-z-]+\s+)?$", re.IGNORECASE
+)
+_PREPOSITIONS = frozenset("on in at to from of with into onto over under behind near".split())
 _KIN_MALE = frozenset(
     "father dad brother son grandfather uncle nephew husband boyfriend stepfather".split()
 )
@@ -208,8 +237,15 @@ def _her(text: str, start: int, end: int) -> str:
         r"[ \t]+home[ \t]+(?:health|med|oxygen|o2|dose|care)", text[end : end + 20], re.I
     ):
         return "his"  # "her home health nurse", "her home medications"
+    previous = _previous_word(text, start)
+    if following in ("back", "home") and previous in _PREPOSITIONS:
+        return "his"  # "on her back", "at her home"
     if following is None or following in _OBJECT_NEXT:
         return "him"
+    if previous in _PERCEPTION and (
+        (following.endswith("ing") and following not in _ING_NOUNS) or following in PATIENT_VERBS
+    ):
+        return "him"  # "saw her grimacing", "watched her fall"
     if following in ("last", "next") and re.match(
         r"[ \t]+\w+[ \t]+(?:week|night|month|year|time|visit)\b", text[end : end + 30]
     ):
@@ -222,9 +258,20 @@ def _her(text: str, start: int, end: int) -> str:
             return "him"
     if following in _POSSESSED:
         return "his"
-    if _previous_word(text, start) in _OBJECT_VERBS:
+    if previous in _OBJECT_VERBS:
         return "him"
     return "his"
+
+
+def _patient_parent(text: str, start: int, end: int, key: str, to: str) -> bool:
+    """Whether the parent word ``key`` at ``start`` is the patient's own part ("she is the
+    mother of two"), of the sex the rewrite changes from."""
+    if (key in ("father", "dad", "grandfather")) != (to == "female"):
+        return False
+    return bool(
+        _PARENT_BEFORE.search(text[max(0, start - 60) : start])
+        and re.match(r"\s+(?:of|to)\b", text[end : end + 5])
+    )
 
 
 def _his(text: str, end: int) -> str:
@@ -292,6 +339,16 @@ def swap_sex(text: str, to: str = "female", section: str = "note") -> tuple[str,
     edits: list[Edit] = []
     taken: set[int] = set()
     readers: dict[int, referents.SentenceReader] = {}
+
+    def reader(at: int) -> SentenceReader:
+        """The referent reader of the sentence holding ``at`` (one per sentence)."""
+        lo, _ = mentions.sentence_bounds(text, at)
+        if lo not in readers:
+            readers[lo] = referents.SentenceReader(
+                text, at, to == "female", lambda s, e: _her(text, s, e) == "him"
+            )
+        return readers[lo]
+
     for match in _AGE_SEX.finditer(text):
         group = 2 if match.group(2) is not None else 4
         if match.group(group).upper() != letter and match.group(group).isupper():
@@ -316,6 +373,8 @@ def swap_sex(text: str, to: str = "female", section: str = "note") -> tuple[str,
             replacement: str | None = _his(text, end)
         elif to == "male" and key == "her":
             replacement = _her(text, start, end)
+        elif key in _PARENTS and _patient_parent(text, start, end, key, to):
+            replacement = _PARENTS[key]
         else:
             replacement = mapping.get(key)
         if replacement is None or _protected(text, start, end, word):
@@ -323,20 +382,15 @@ def swap_sex(text: str, to: str = "female", section: str = "note") -> tuple[str,
         if key in _HONORIFICS:
             if word != word.capitalize() or not re.match(r"\.?\s+[A-Z_\[]", text[end : end + 4]):
                 continue  # "mr" in prose, or no name after it: not a title
-            if referents.title_is_third_party(text, start, end):
+            if mentions.title_is_third_party(text, start, end):
                 continue
-        if key in _PEOPLE and referents.noun_is_third_party(text, start):
+        if key in _PEOPLE and mentions.noun_is_third_party(text, start):
             continue
-        if key in ("sir", "ma'am") and referents.address_is_third_party(text, start):
+        if key in ("sir", "ma'am") and mentions.address_is_third_party(text, start, reader(start)):
             continue
         uncertain = False
         if key in _PRONOUNS:
-            lo, _ = referents.sentence_bounds(text, start)
-            if lo not in readers:
-                readers[lo] = referents.SentenceReader(
-                    text, start, to == "female", lambda s, e: _her(text, s, e) == "him"
-                )
-            keep, uncertain = _referent(text, start, key, to == "female", readers[lo])
+            keep, uncertain = _referent(text, start, key, to == "female", reader(start))
             if keep:
                 continue
         edits.append(Edit(section, start, word, _match_case(word, replacement), uncertain))

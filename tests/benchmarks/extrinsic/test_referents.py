@@ -9,33 +9,6 @@ from climb_vllm.benchmarks.extrinsic import referents
 from climb_vllm.benchmarks.extrinsic.sex_rewrite import swap_sex
 
 
-def test_a_sentence_ends_after_an_age_and_sex_letter_but_not_after_an_initial() -> None:
-    text = "Patient is a 61 y/o M. The fellow saw him. E. coli grew."
-    assert referents.sentence_bounds(text, text.index("fellow")) == (22, 42)
-    assert referents.sentence_bounds(text, text.index("coli"))[0] == 42
-
-
-def test_titles_nouns_and_addresses() -> None:
-    text = "Mrs. Lopez (mother) is here; Mrs. Lopez says the patient, Mrs. Vu, slept."
-    assert referents.title_is_third_party(text, 0, 3)
-    assert referents.title_is_third_party(
-        text, text.index("Mrs. Lopez says"), text.index("Mrs. Lopez says") + 3
-    )
-    assert not referents.title_is_third_party(
-        text, text.index("Mrs. Vu"), text.index("Mrs. Vu") + 3
-    )
-    shared = "Mr. Dunn came with his son, Mr. Dunn Jr."
-    assert not referents.title_is_third_party(shared, 0, 2)
-    assert referents.title_is_third_party(shared, shared.rindex("Mr."), shared.rindex("Mr.") + 2)
-    punched = "He was punched by a man; the man fled. The man is 40."
-    assert referents.noun_is_third_party(punched, punched.index("man"))
-    assert referents.noun_is_third_party(punched, punched.index("man fled"))
-    assert not referents.noun_is_third_party("He is a 40 yo man.", 14)
-    assert referents.address_is_third_party("He asked the nurse, sir?", 19)
-    assert not referents.address_is_third_party("Sir, the nurse said to him.", 0)
-    assert not referents.address_is_third_party("Sir, can you hear me?", 0)
-
-
 def test_a_reader_gives_every_pronoun_a_decision() -> None:
     text = "The nurse reports that he gave him morphine and he fell asleep."
     reader = referents.SentenceReader(text, 0, True, lambda s, e: True)
@@ -122,4 +95,106 @@ def test_a_reader_gives_every_pronoun_a_decision() -> None:
     ],
 )
 def test_third_party_rules(to: str, before: str, after: str) -> None:
+    assert swap_sex(before, to)[0] == after
+
+
+@pytest.mark.parametrize(
+    ("to", "before", "after"),
+    [
+        # Someone who helps the patient is the subject, the patient the object.
+        (
+            "male",
+            "Her sister came over, and she drove her to the clinic.",
+            "His sister came over, and she drove him to the clinic.",
+        ),
+        # An object is never its clause's subject, even in a clause opened by "when".
+        (
+            "female",
+            "He flinched when the nurse touched him.",
+            "She flinched when the nurse touched her.",
+        ),
+        # After "and", the subject of a third party's clause goes on.
+        (
+            "female",
+            "He declined the IV, so the nurse left and he will come back later.",
+            "She declined the IV, so the nurse left and he will come back later.",
+        ),
+        # Who answers is not who asked; one asks about the patient, or asks leave for oneself.
+        (
+            "male",
+            "She asked Dr. Ito whether she could shower, and she said yes.",
+            "He asked Dr. Ito whether he could shower, and she said yes.",
+        ),
+        (
+            "female",
+            "When the intern asked about pain, he said it was a 6.",
+            "When the intern asked about pain, she said it was a 6.",
+        ),
+        (
+            "female",
+            "Mr. Ames asked the nurse if he could walk, and he said not yet.",
+            "Ms. Ames asked the nurse if she could walk, and he said not yet.",
+        ),
+        (
+            "female",
+            "His brother asked the doctor whether he could stay overnight.",
+            "Her brother asked the doctor whether he could stay overnight.",
+        ),
+        (
+            "female",
+            "When the resident asked about drugs, he told him he smokes cannabis.",
+            "When the resident asked about drugs, she told him she smokes cannabis.",
+        ),
+        # "sir" in the patient's quote addresses the listener.
+        (
+            "female",
+            "When the nurse asked about his sleep, he said, 'Not well, sir.'",
+            "When the nurse asked about her sleep, she said, 'Not well, sir.'",
+        ),
+        (
+            "male",
+            "The patient thanked the aide and said, 'Thank you, ma'am.'",
+            "The patient thanked the aide and said, 'Thank you, ma'am.'",
+        ),
+        # "a man" beside a person named by role, and staff without -ologist or -ician.
+        (
+            "female",
+            "He was rear-ended; the other driver, an older man, fled.",
+            "She was rear-ended; the other driver, an older man, fled.",
+        ),
+        (
+            "male",
+            "The dietitian met with her and she suggested more protein.",
+            "The dietitian met with him and she suggested more protein.",
+        ),
+        # Whoever is someone's caregiver is not that someone.
+        (
+            "male",
+            "She lives with her aunt, who is blind; she is her only caregiver.",
+            "He lives with his aunt, who is blind; he is her only caregiver.",
+        ),
+        # Care of oneself, what one notices about the patient, a state since an event.
+        (
+            "female",
+            "The therapist says he can feed himself.",
+            "The therapist says she can feed herself.",
+        ),
+        (
+            "male",
+            "The nurse, Ms. Ray, noticed that she was wheezing.",
+            "The nurse, Ms. Ray, noticed that he was wheezing.",
+        ),
+        (
+            "female",
+            "His brother died in May, and he has been sad since.",
+            "Her brother died in May, and she has been sad since.",
+        ),
+        (
+            "female",
+            "Dr. Lee was present when he seized; he gave lorazepam.",
+            "Dr. Lee was present when she seized; he gave lorazepam.",
+        ),
+    ],
+)
+def test_rules_of_helping_answering_and_addressing(to: str, before: str, after: str) -> None:
     assert swap_sex(before, to)[0] == after

@@ -85,6 +85,17 @@ def test_female_to_male() -> None:
         ("She'll stay; she's tired.", "He'll stay; he's tired."),
         ("ms was found on exam", "ms was found on exam"),  # lower case: not a title
         ("Ms Lee has MS.", "Mr Lee has MS."),
+        # "her" before a conjunction, after a verb of seeing before a verb, or after a
+        # preposition before "back"/"home".
+        ("Her son sat with her until midnight.", "His son sat with him until midnight."),
+        ("The nurse found her shivering in bed.", "The nurse found him shivering in bed."),
+        ("Her husband watched her collapse.", "His husband watched him collapse."),
+        ("He noticed her swelling.", "He noticed his swelling."),
+        ("There is a rash on her back.", "There is a rash on his back."),
+        ("We sent her home.", "We sent him home."),
+        # The patient as a parent is the patient; a parent of the patient is not.
+        ("She is the mother of three.", "He is the father of three."),
+        ("Her mother is the mother of six.", "His mother is the mother of six."),
     ],
 )
 def test_female_to_male_traps(before: str, after: str) -> None:
@@ -95,10 +106,14 @@ def test_pronouns_of_a_relative_are_kept_and_others_flagged() -> None:
     text, edits = swap_sex("Father died of MI when he was 60. He has CAD.")
     assert text == "Father died of MI when he was 60. She has CAD."
     # The sentence is about Dr. Patel: "he agreed" is Dr. Patel's; "him" is the patient's,
-    # uncertain because another man may be meant.
+    # since an object is never its clause's subject and no other man is named; uncertain
+    # when another man is named before.
     text, edits = swap_sex("Dr. Patel saw him and he agreed.")
     assert text == "Dr. Patel saw her and he agreed."
-    assert [e.uncertain for e in edits] == [True]
+    assert [e.uncertain for e in edits] == [False]
+    text, edits = swap_sex("His son called Dr. Patel, who saw him.")
+    assert text == "Her son called Dr. Patel, who saw her."
+    assert [e.uncertain for e in edits] == [False, True]
     # About the patient, with a clinician named: the later "he" is made, and marked.
     text, edits = swap_sex("He told Dr. Patel about the pain and then he left.")
     assert text == "She told Dr. Patel about the pain and then she left."
@@ -155,14 +170,16 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: Edit accuracy floors on the excerpts with third parties (PERFORMANCE.md has the history):
 #: the development set the referent rules were written on; the first held-out set, measured
 #: once (0.796) and then used to revise the rules; the second, written before that revision
-#: and measured once (0.806; 0.839 after generic fixes made on seeing its errors, 0.858 with
-#: the acts of care and patient states); the third, written later, measured once with those
-#: rules (0.766) and once after the acts and states (0.789), its errors not read.
+#: and measured once (0.806), then read; the third, written later, measured untouched (0.766,
+#: 0.789 after the acts and states), then read for the rules of helping and answering; the
+#: fourth, written before those rules and measured once before them (0.820) and once after
+#: (0.881), its errors not read.
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.97,
-    "third_parties_held_out.jsonl": 0.92,
-    "third_parties_held_out_2.jsonl": 0.85,
-    "third_parties_held_out_3.jsonl": 0.78,
+    "third_parties_held_out.jsonl": 0.96,
+    "third_parties_held_out_2.jsonl": 0.95,
+    "third_parties_held_out_3.jsonl": 0.97,
+    "third_parties_held_out_4.jsonl": 0.88,
 }
 
 

@@ -1,0 +1,140 @@
+"""Who a title, "man"/"woman" or "sir"/"ma'am" names, and the sentences and words the
+referent rules read (:mod:`~climb_vllm.benchmarks.extrinsic.referents` has the rules for
+pronouns and the history of both)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from climb_vllm.benchmarks.extrinsic.referent_words import PREPOSITIONS, is_person_word, is_role
+
+if TYPE_CHECKING:
+    from climb_vllm.benchmarks.extrinsic.referents import SentenceReader
+
+_WORDS = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
+_SENTENCE = re.compile(
+    r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)[.!?](?=\s)|\n"
+    r"|(?<=/o [MF])\.(?=\s)|(?<=yo [MF])\.(?=\s)"  # "a 61 y/o M. The fellow ..."
+)
+_TITLE = re.compile(r"\b(Mrs|Mr|Ms|Miss)\.?\s+([A-Z][A-Za-z'’-]+|_{2,})")
+
+
+@dataclass(frozen=True)
+class Word:
+    start: int
+    end: int
+    text: str
+
+    @property
+    def key(self) -> str:
+        return self.text.lower().replace("’", "'")
+
+
+def sentence_bounds(text: str, at: int) -> tuple[int, int]:
+    """(start, end) of the sentence holding offset ``at``."""
+    start = 0
+    for match in _SENTENCE.finditer(text, 0, at):
+        start = match.end()
+    following = _SENTENCE.search(text, at)
+    return start, following.end() if following else len(text)
+
+
+def _title_context(text: str, match: re.Match[str]) -> str | None:
+    """ "third" or "patient" for one "Title Name" by what stands around it, else None."""
+    before = text[max(0, match.start() - 40) : match.start()].lower()
+    after = text[match.end() : match.end() + 40].lower()
+    if re.search(r"\b(?:patient|pt)['’]?,?\s*$", before):
+        return "patient"
+    role = re.search(r"([a-z-]+)\s*,\s*$", before)
+    if role and is_person_word(role.group(1)):
+        return "third"  # "her brother, Mr. Cole"
+    bracket = re.match(r"\s*\(([a-z-]+)", after)
+    if bracket and is_person_word(bracket.group(1).split("-")[0]):
+        return "third"  # "Mrs. Lopez (mother)", "(daughter-in-law)"
+    apposed = re.match(r"\s*,\s*(?:his|her|the|their)\s+(?:[a-z]+\s+)?([a-z]+)", after)
+    if apposed and is_person_word(apposed.group(1)):
+        return "third"  # "Ms. Ford, his case worker"
+    return None
+
+
+def titled_names(text: str) -> tuple[set[str], set[str]]:
+    """(third parties', patient's) surnames after a title in ``text``, by what stands around
+    each (a surname may be in both: "Mrs. Ahmed (daughter-in-law) ... the patient, Mrs.
+    Ahmed")."""
+    third: set[str] = set()
+    patient: set[str] = set()
+    for match in _TITLE.finditer(text):
+        context = _title_context(text, match)
+        if context == "third":
+            third.add(match.group(2))
+        elif context == "patient":
+            patient.add(match.group(2))
+    return third, patient
+
+
+def title_is_third_party(text: str, start: int, end: int) -> bool:
+    """Whether the title at ``start``-``end`` ("Mr", "Mrs", ...) is a third party's: by what
+    stands around it, else, for a name seen as a third party's elsewhere, unless this is the
+    name's first titled mention in the note (a note opens with its patient: "Mr. Dunn ... his
+    son, Mr. Dunn Jr., ...")."""
+    match = _TITLE.match(text, start)
+    if not match:
+        return False
+    context = _title_context(text, match)
+    if context is not None:
+        return context == "third"
+    here = match.group(2)
+    third, _ = titled_names(text)
+    first = re.search(rf"\b(?:Mrs|Mr|Ms|Miss)\.?\s+{re.escape(here)}\b", text)
+    return here in third and first is not None and first.start() < start
+
+
+def noun_is_third_party(text: str, start: int) -> bool:
+    """Whether "man"/"woman"/"gentleman"/"lady" at ``start`` is someone other than the
+    patient: after a preposition or "another" within three words, set beside a person named
+    by role or kinship ("the other driver, a young man,"), or "the man" after one of those."""
+    before = [w.lower() for w in _WORDS.findall(text[max(0, start - 40) : start])][-3:]
+    if any(w in PREPOSITIONS or w == "another" for w in before):
+        return True
+    apposed = re.search(r"\b([a-z]+),\s+(?:a|an|the)\s+(?:[a-z0-9-]+\s+){0,2}$", text[:start])
+    if apposed and is_person_word(apposed.group(1)):
+        return True
+    if before and before[-1] == "the":
+        earlier = text[:start]
+        word = _WORDS.match(text, start)
+        assert word is not None
+        for match in re.finditer(rf"\b{word.group()}\b", earlier, re.IGNORECASE):
+            if noun_is_third_party(text, match.start()):
+                return True
+    return False
+
+
+def address_is_third_party(text: str, start: int, reader: SentenceReader | None = None) -> bool:
+    """Whether "sir"/"ma'am" at ``start`` addresses someone else.
+
+    Inside a quote whose speaker ``reader`` (the sentence's reader, for the patient's sex) can
+    tell, it does when the patient speaks ("When the resident asked about his smoking, he said,
+    'I quit, sir'") and not when someone else does ("The nurse said, 'Sir, ...'"). Otherwise:
+    when its sentence names a clinician or staff member and is about the patient, who speaks
+    ("He asked the resident, 'Are you sure, sir?'"), not about the clinician ("Sir, the nurse
+    said to him, ...")."""
+    speaker = reader.speaker(start) if reader is not None else None
+    if speaker is not None:
+        return not speaker.third
+    lo, hi = sentence_bounds(text, start)
+    keys = [w.key for w in words(text, lo, hi) if w.key not in ("sir", "ma'am")]
+    if not any(is_role(w) for w in keys):
+        return False
+    for word in keys:
+        if word in ("patient", "pt", "he", "she", "him", "her", "his"):
+            return True
+        if is_role(word):
+            return False
+    return False
+
+
+def words(text: str, lo: int, hi: int) -> list[Word]:
+    """The words of ``text[lo:hi]`` with their offsets."""
+    return [Word(m.start(), m.end(), m.group()) for m in _WORDS.finditer(text, lo, hi)]

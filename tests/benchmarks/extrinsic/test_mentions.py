@@ -1,0 +1,48 @@
+"""Who a title, "man"/"woman" or "sir"/"ma'am" names, and where a sentence ends: the
+functions of ``mentions``."""
+
+from __future__ import annotations
+
+from climb_vllm.benchmarks.extrinsic import mentions, referents
+
+
+def test_a_sentence_ends_after_an_age_and_sex_letter_but_not_after_an_initial() -> None:
+    text = "Patient is a 61 y/o M. The fellow saw him. E. coli grew."
+    assert mentions.sentence_bounds(text, text.index("fellow")) == (22, 42)
+    assert mentions.sentence_bounds(text, text.index("coli"))[0] == 42
+
+
+def test_titles_nouns_and_addresses() -> None:
+    text = "Mrs. Lopez (mother) is here; Mrs. Lopez says the patient, Mrs. Vu, slept."
+    assert mentions.title_is_third_party(text, 0, 3)
+    assert mentions.title_is_third_party(
+        text, text.index("Mrs. Lopez says"), text.index("Mrs. Lopez says") + 3
+    )
+    assert not mentions.title_is_third_party(text, text.index("Mrs. Vu"), text.index("Mrs. Vu") + 3)
+    shared = "Mr. Dunn came with his son, Mr. Dunn Jr."
+    assert not mentions.title_is_third_party(shared, 0, 2)
+    assert mentions.title_is_third_party(shared, shared.rindex("Mr."), shared.rindex("Mr.") + 2)
+    punched = "He was punched by a man; the man fled. The man is 40."
+    assert mentions.noun_is_third_party(punched, punched.index("man"))
+    assert mentions.noun_is_third_party(punched, punched.index("man fled"))
+    assert not mentions.noun_is_third_party("He is a 40 yo man.", 14)
+    assert mentions.address_is_third_party("He asked the nurse, sir?", 19)
+    assert not mentions.address_is_third_party("Sir, the nurse said to him.", 0)
+    assert not mentions.address_is_third_party("Sir, can you hear me?", 0)
+
+
+def test_sir_in_a_quote_is_addressed_by_its_speaker() -> None:
+    def her_is_object(start: int, end: int) -> bool:
+        return False
+
+    patient_speaks = "When the nurse asked about his sleep, he said, 'Not well, sir.'"
+    at = patient_speaks.index("sir")
+    reader = referents.SentenceReader(patient_speaks, at, True, her_is_object)
+    assert mentions.address_is_third_party(patient_speaks, at, reader)
+    nurse_speaks = "He was restless; the nurse said, 'Sir, please stay in bed.'"
+    at = nurse_speaks.index("Sir")
+    reader = referents.SentenceReader(nurse_speaks, at, True, her_is_object)
+    assert not mentions.address_is_third_party(nurse_speaks, at, reader)
+    after = "'Thank you, sir,' he said to the resident."
+    reader = referents.SentenceReader(after, 12, True, her_is_object)
+    assert mentions.address_is_third_party(after, 12, reader)

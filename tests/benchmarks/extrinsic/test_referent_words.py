@@ -1,0 +1,25 @@
+"""The word lists of ``referent_words``: each word points one way."""
+
+from __future__ import annotations
+
+from climb_vllm.benchmarks.extrinsic import referent_words as words
+
+
+def test_what_a_patient_does_is_never_an_act_of_care_or_help() -> None:
+    assert not words.PATIENT_VERBS & words.CARE_VERBS
+    assert not words.PATIENT_VERBS & words.HELPS
+    assert not words.PATIENT_STATES & words.PARTS
+
+
+def test_roles_and_relatives_are_apart_and_answers_are_speech() -> None:
+    assert not words.ROLES & (words.KIN_MALE | words.KIN_FEMALE)
+    assert not words.KIN_MALE & words.KIN_FEMALE
+    assert words.ANSWERS <= words.SPEECH
+    assert {"dietitian", "phlebotomist", "bystander", "driver"} <= words.ROLES
+
+
+def test_every_word_is_lower_case_and_single() -> None:
+    lists = [v for name, v in vars(words).items() if name.isupper() and name[0] != "_"]
+    assert len(lists) >= 20
+    for listed in lists:
+        assert all(w == w.lower() and " " not in w for w in listed)
