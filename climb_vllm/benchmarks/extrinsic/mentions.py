@@ -101,6 +101,11 @@ def noun_is_third_party(text: str, start: int) -> bool:
     apposed = re.search(r"\b([a-z]+),\s+(?:a|an|the)\s+(?:[a-z0-9-]+\s+){0,2}$", text[:start])
     if apposed and is_person_word(apposed.group(1)):
         return True
+    if re.search(r"(?:^|[.;:]\s*)(?:A|An)\s+(?:[a-z]+\s+)?$", text[max(0, start - 30) : start]):
+        # "A woman at the bus stop saw her fall": someone placed, not a patient introduced by
+        # age or condition ("A 70-year-old woman", "A woman with diabetes").
+        if re.match(r"\w+\s+(?:at|in|on|outside|near|nearby|from|passing)\b", text[start:]):
+            return True
     if before and before[-1] == "the":
         earlier = text[:start]
         word = _WORDS.match(text, start)

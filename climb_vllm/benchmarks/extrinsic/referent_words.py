@@ -77,6 +77,7 @@ SELF_CARE = frozenset(
 # Words between a subject pronoun and its main verb that say nothing about the referent.
 AUXILIARY = frozenset(
     "will would could can may might should must shall also still never not just already now "
+    "last first recently previously personally "
     "then again only really reportedly apparently initially subsequently later".split()
 )
 BE = frozenset("is was were be been being 's am are".split())

@@ -97,6 +97,11 @@ from climb_vllm.benchmarks.extrinsic.referent_words import (
 )
 
 _CLAUSE_BREAK = re.compile(r"[,;:()]|\b(?:and|but|so|because|while|whereas|then)\b")
+# "when she was a child", "since he was only a teenager": the patient's youth.
+_CHILDHOOD = re.compile(
+    r"\s+\w+\s+(?:only\s+|just\s+|still\s+)?(?:a|an)\s+"
+    r"(?:child|kid|teenager|teen|toddler|baby|infant|boy|girl|young)\b"
+)
 _ASK = frozenset("asked asks ask".split())
 _OPENING_QUOTE = re.compile(r"(?:^|(?<=[\s:,(]))['\"‘“](?=[A-Za-z])")
 
@@ -247,9 +252,13 @@ class SentenceReader:
         if not self._third_before(i):
             return Decision(False)  # rule 2
         before = [w.key for w in self.words[max(0, i - 1) : i]]
-        if before == ["when"] and after[:1] in (["was"], ["were"]):
-            if re.match(r"\s+\w+\s+\d", self.text[self.words[i].end : self.words[i].end + 12]):
-                return Decision(bool(self._first_person()))  # rule 3
+        if before in (["when"], ["since"]) and after[:1] in (["was"], ["were"]):
+            rest = self.text[self.words[i].end : self.words[i].end + 40]
+            age = re.match(r"\s+\w+\s+(\d+)", rest)
+            if _CHILDHOOD.match(rest) or (age and int(age.group(1)) < 18):
+                return Decision(False)  # rule 3: "when she was 10", "since he was a child"
+            if age and before == ["when"]:
+                return Decision(bool(self._first_person()))  # rule 3: "when he was 60"
         if before and before[0] in ("whether", "if", "how", "what", "why") and i >= 2:
             if self._pronoun_kind(i - 2) == "object":
                 return Decision(False)  # rule 4: "asked him whether he had chest pain"
@@ -329,6 +338,8 @@ class SentenceReader:
             return None if self._part(rest[k + 1 :]) else "weak"
         if verb in ("smell", "smells", "smelled", "smelt") and following == "of":
             return "strong"  # "he smelled of alcohol"
+        if verb in ("walk", "walks", "walked") and following not in self.objects | {"him", "her"}:
+            return "strong"  # "she walked 200 feet" (but "he walked him to the bathroom")
         if verb in FEEL:
             return None if following in DETERMINERS or following in ("that", "it") else "strong"
         return "strong" if verb in PATIENT_VERBS else None
@@ -336,7 +347,12 @@ class SentenceReader:
     def _acts(self, i: int) -> bool:
         """Whether the main verb after subject pronoun ``i`` is an act of care ("he ordered",
         "she will examine", "he had reviewed"), not in the passive ("he was treated")."""
-        return self._main_verb(i) in CARE_VERBS
+        verb = self._main_verb(i)
+        if verb in ("add", "adds", "added"):
+            # "she added a second agent" (not "she added that ..."): the prescriber.
+            k = next(k for k in range(i + 1, len(self.words)) if self.words[k].key == verb)
+            return k + 1 < len(self.words) and self.words[k + 1].key in DETERMINERS
+        return verb in CARE_VERBS
 
     def _main_verb(self, i: int) -> str:
         """The first word after subject pronoun ``i`` that is not an auxiliary or a form of
@@ -419,6 +435,8 @@ class SentenceReader:
         for m in list(clause)[:4]:
             if self._third[m]:
                 return True
+            if self._pronoun_kind(m) == "possessive" and m + 1 < i and self._third[m + 1]:
+                continue  # "his son visits weekly and he brings ..."
             if self._pronoun_kind(m) is not None or self._is_patient_noun(m):
                 return False
         return False

@@ -233,8 +233,12 @@ def _previous_word(text: str, start: int) -> str | None:
 def _her(text: str, start: int, end: int) -> str:
     """ "his" or "him" for a female -> male "her" (see the module docstring)."""
     following = _next_word(text, end)
+    if not text[:start].strip() or text[:start].rstrip()[-1] in ".;:!?(\n":
+        return "his"  # a sentence does not open with an object: "Her home nurse says ..."
     if following == "home" and re.match(
-        r"[ \t]+home[ \t]+(?:health|med|oxygen|o2|dose|care)", text[end : end + 20], re.I
+        r"[ \t]+home[ \t]+(?:health|med|oxygen|o2|dose|care|nurse|aide|visit)",
+        text[end : end + 20],
+        re.I,
     ):
         return "his"  # "her home health nurse", "her home medications"
     previous = _previous_word(text, start)

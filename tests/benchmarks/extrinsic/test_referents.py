@@ -194,6 +194,49 @@ def test_third_party_rules(to: str, before: str, after: str) -> None:
             "Dr. Lee was present when he seized; he gave lorazepam.",
             "Dr. Lee was present when she seized; he gave lorazepam.",
         ),
+        # The patient's youth; a clinician's act after an adverb or "added a ..."; walking.
+        (
+            "male",
+            "Her mother died of ovarian cancer when she was 9.",
+            "His mother died of ovarian cancer when he was 9.",
+        ),
+        (
+            "female",
+            "Dr. Moss has treated him since he was a teenager.",
+            "Dr. Moss has treated her since she was a teenager.",
+        ),
+        (
+            "female",
+            "Her father died of a stroke when he was 70.",
+            "Her father died of a stroke when he was 70.",
+        ),
+        (
+            "female",
+            "He sees Dr. Ruiz in cardiology; he last increased his beta blocker in June.",
+            "She sees Dr. Ruiz in cardiology; he last increased her beta blocker in June.",
+        ),
+        (
+            "male",
+            "She sees Dr. Lowe for her kidneys; she added a diuretic in May.",
+            "He sees Dr. Lowe for his kidneys; she added a diuretic in May.",
+        ),
+        (
+            "male",
+            "The therapist says she walked to the nursing station twice.",
+            "The therapist says he walked to the nursing station twice.",
+        ),
+        # "A woman at the bus stop" is someone placed at a scene, not the patient.
+        (
+            "male",
+            "A woman in the lobby saw her faint and she called for help.",
+            "A woman in the lobby saw him faint and she called for help.",
+        ),
+        # "his son visits and he ...": the son's clause goes on.
+        (
+            "female",
+            "He lives alone; his son visits on Sundays and he does his laundry.",
+            "She lives alone; her son visits on Sundays and he does her laundry.",
+        ),
     ],
 )
 def test_rules_of_helping_answering_and_addressing(to: str, before: str, after: str) -> None:

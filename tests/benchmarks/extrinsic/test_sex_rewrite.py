@@ -93,6 +93,7 @@ def test_female_to_male() -> None:
         ("He noticed her swelling.", "He noticed his swelling."),
         ("There is a rash on her back.", "There is a rash on his back."),
         ("We sent her home.", "We sent him home."),
+        ("Her home aide, Ms. Li, says she ate.", "His home aide, Ms. Li, says he ate."),
         # The patient as a parent is the patient; a parent of the patient is not.
         ("She is the mother of three.", "He is the father of three."),
         ("Her mother is the mother of six.", "His mother is the mother of six."),
@@ -168,18 +169,17 @@ def test_labelled_sentences_meet_the_targets() -> None:
 
 
 #: Edit accuracy floors on the excerpts with third parties (PERFORMANCE.md has the history):
-#: the development set the referent rules were written on; the first held-out set, measured
-#: once (0.796) and then used to revise the rules; the second, written before that revision
-#: and measured once (0.806), then read; the third, written later, measured untouched (0.766,
-#: 0.789 after the acts and states), then read for the rules of helping and answering; the
-#: fourth, written before those rules and measured once before them (0.820) and once after
-#: (0.881), its errors not read.
+#: the development set the referent rules were written on; then five held-out sets, each
+#: written before the previous one's errors were read and measured untouched before being read
+#: in its turn: 0.796, 0.806, 0.766 (0.789 with the acts and states), 0.820 (0.881 with the
+#: rules read from the third), 0.845 (0.837 with the rules read from the fourth).
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.97,
     "third_parties_held_out.jsonl": 0.96,
     "third_parties_held_out_2.jsonl": 0.95,
     "third_parties_held_out_3.jsonl": 0.97,
-    "third_parties_held_out_4.jsonl": 0.88,
+    "third_parties_held_out_4.jsonl": 0.92,
+    "third_parties_held_out_5.jsonl": 0.83,
 }
 
 
