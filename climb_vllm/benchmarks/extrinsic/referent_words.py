@@ -41,6 +41,11 @@ REPORTING = frozenset(
     "worries worried say report state note think believe feel explain agree asks asked "
     "requests requested notified informed notices noticed observes observed".split()
 )
+# Verbs of asking someone to do something, which "he agreed" answers.
+REQUESTS = frozenset(
+    "asked offered recommended advised suggested proposed encouraged urged explained "
+    "discussed".split()
+)
 # Verbs a quote follows or opens with: the speaker is their subject.
 SPEECH = frozenset(
     "said says say asked asks ask told tells replied replies answered answers responded "
@@ -96,8 +101,7 @@ PATIENT_VERBS = frozenset(
     # Events of illness ("she coded", "he fainted at lunch", "responded well to the cycle").
     "respond responds responded code codes coded faint faints fainted seize seizes seized "
     "desaturate desaturates desaturated decompensate decompensates decompensated "
-    "deteriorate deteriorates deteriorated aspirate aspirates aspirated ambulate ambulates "
-    "ambulated".split()
+    "deteriorate deteriorates deteriorated ambulate ambulates ambulated".split()
 )
 # Main verbs of acts of care, done to the patient or for their care, never by a patient in a
 # note ("he ordered a CT", "she drained the abscess", "he will examine him"): words a patient also

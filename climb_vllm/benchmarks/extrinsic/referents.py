@@ -19,7 +19,9 @@ or a line break) and call such a person a *third party*:
 - **Subject pronouns** ("he", "she") are resolved in order, the first rule that applies:
   1. "<pronoun> is/was the patient's <relative or role>": the third party;
   2. no third party before it in the sentence: the patient;
-  3. "when <pronoun> was <age>": whoever the sentence is about (its first person);
+  3. "when/since <pronoun> was <age>": the patient for a child ("when she was 10", "since
+     he was a teenager"), else whoever the clause before is about ("Father died when he was
+     60", "his father had a stroke when he was in his sixties");
   4. after "asked (him) whether/if/how ...": the patient ("the nurse asked if she was in
      pain"), except "whether she could stay", which asks leave for the one asking;
      4b. a verb of answering ("she said no", "he told him ...") after a question in the
@@ -27,14 +29,21 @@ or a line break) and call such a person a *third party*:
   5. right after a reporting verb whose subject is the patient ("he told the doctor that
      he ...", "she was told she ...", "she told him he ..."): the patient;
   6. a verb only a patient does follows ("tolerated", "needs", "coded", "fainted", "can dress
-     herself", "smelled of"), or a state only a patient is in ("was hypotensive", "was more
-     drowsy"): the patient; an act of care follows instead ("ordered", "drained", "will
-     examine", "had reviewed"): the third party;
+     herself", "smelled of", "walked 200 feet"), or a state only a patient is in ("was
+     hypotensive", "was more drowsy"): the patient; an act of care follows instead
+     ("ordered", "drained", "will examine", "last adjusted", "added a ..."): the third party
+     (:mod:`~climb_vllm.benchmarks.extrinsic.clause_states` reads these; "can/may ..." and
+     "agreed" after a request count as states);
   7. in a third party's report ("the nurse reports that he ...", "noticed that she ...", "Dr.
      Osei, who thinks she ...", or "and he ..." going on with such a report): the third party
      when they do something to the patient in it ("he gave him") or stress themselves ("she
      herself"); else the patient when a state follows ("has been falling", "was febrile");
      else the third party;
+     7a. what became of the patient after a third party acted on them ("the officer brought
+     him in after he was seen walking", "the nurse checked on her, and she was resting"), why
+     a third party was worried ("was concerned because she ..."), or "but <pronoun>" after a
+     third party's clause ("recommended an MRI, but he refused"): the patient, unless a
+     motive or finding follows ("because he was worried", "after she saw ...");
      7b. after "and" that follows a clause whose subject is a third party ("the technician
      left and she will return"), with no state after it: the third party;
      7c. a state that lasts "since" ("his brother died, and he has been depressed since"):
@@ -49,7 +58,8 @@ or a line break) and call such a person a *third party*:
 - **Object pronouns and possessives** are the patient's, except that a pronoun object of a
   clause whose subject is a pronoun of the same sex or a third party ("the resident examined
   him") names the other one (a pronoun object is never its clause's subject); "his/her own"
-  follows its subject; "in his opinion" the sentence's first person; and a possessive after
+  and "in his sixties" follow their subject; "in his opinion" the sentence's first person; and
+  a possessive after
   "is/was" before a role ("she is her only caregiver", "the patient is his caregiver") is not
   the subject's.
 
@@ -66,6 +76,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from climb_vllm.benchmarks.extrinsic.clause_states import is_act_of_care, main_verb, state_after
 from climb_vllm.benchmarks.extrinsic.mentions import (
     noun_is_third_party,
     sentence_bounds,
@@ -74,22 +85,15 @@ from climb_vllm.benchmarks.extrinsic.mentions import (
 )
 from climb_vllm.benchmarks.extrinsic.referent_words import (
     ANSWERS,
-    AUXILIARY,
     BE,
-    CARE_VERBS,
-    DEGREE,
-    DETERMINERS,
-    FEEL,
-    HAVE,
     HELPS,
     KIN_FEMALE,
     KIN_MALE,
     OPINIONS,
     PARTS,
-    PATIENT_STATES,
-    PATIENT_VERBS,
     PREPOSITIONS,
     REPORTING,
+    REQUESTS,
     SELF_CARE,
     SPEECH,
     SUBORDINATORS,
@@ -101,6 +105,14 @@ _CLAUSE_BREAK = re.compile(r"[,;:()]|\b(?:and|but|so|because|while|whereas|then)
 _CHILDHOOD = re.compile(
     r"\s+\w+\s+(?:only\s+|just\s+|still\s+)?(?:a|an)\s+"
     r"(?:child|kid|teenager|teen|toddler|baby|infant|boy|girl|young)\b"
+)
+# What links a clause about the patient to a third party's act on them.
+_AFTER_CARE = frozenset("and after when because since until before once as".split())
+# An actor's motive or finding ("drove him in because he was worried", "started heparin after
+# he found a clot").
+_MOTIVES = frozenset(
+    "worried concerned afraid scared unsure thought felt wanted believed knew hoped saw found "
+    "noticed noted heard discovered observed checked documented".split()
 )
 _ASK = frozenset("asked asks ask".split())
 _OPENING_QUOTE = re.compile(r"(?:^|(?<=[\s:,(]))['\"‘“](?=[A-Za-z])")
@@ -255,10 +267,14 @@ class SentenceReader:
         if before in (["when"], ["since"]) and after[:1] in (["was"], ["were"]):
             rest = self.text[self.words[i].end : self.words[i].end + 40]
             age = re.match(r"\s+\w+\s+(\d+)", rest)
+            decade = re.match(r"\s+\w+\s+in\s+(?:his|her|their)\s+\w+ties\b", rest)
             if _CHILDHOOD.match(rest) or (age and int(age.group(1)) < 18):
                 return Decision(False)  # rule 3: "when she was 10", "since he was a child"
-            if age and before == ["when"]:
-                return Decision(bool(self._first_person()))  # rule 3: "when he was 60"
+            if (age or decade) and before == ["when"]:
+                # Rule 3: "Father died when he was 60", "he reports that his father had a
+                # pacemaker when he was in his sixties": whoever the clause before is about.
+                nearest = self.subject_of(i - 1)
+                return nearest if nearest is not None else Decision(bool(self._first_person()))
         if before and before[0] in ("whether", "if", "how", "what", "why") and i >= 2:
             if self._pronoun_kind(i - 2) == "object":
                 return Decision(False)  # rule 4: "asked him whether he had chest pain"
@@ -289,6 +305,8 @@ class SentenceReader:
             if self._object_follows(i) or self._emphatic(i):
                 return Decision(True)
             return Decision(state is None)
+        if self._after_care(i, state):
+            return Decision(False)  # rule 7a: "brought him in after he was seen walking"
         if state is None and self._after_third_clause(i):
             return Decision(True)  # rule 7b: "the phlebotomist left and he will try again"
         if state == "weak" and self._since(i):
@@ -304,64 +322,19 @@ class SentenceReader:
         return Decision(False, uncertain=True)  # rule 11
 
     def _states(self, i: int) -> str | None:
-        """What the clause after subject pronoun ``i`` says: "strong" for a verb only a
-        patient does ("tolerated", "needs", "had missed", "felt dizzy"), "weak" for a state
-        ("has gout", "was febrile", "has been falling"), else None."""
-        rest = [w.key for w in self.words[i + 1 : i + 8]]
-        if any(a in SELF_CARE and b == self.reflexive for a, b in zip(rest, rest[1:])):
-            return "strong"  # "she can dress herself", "he hurt himself"
-        k = 0
-        while k < len(rest) and rest[k] in AUXILIARY:
-            k += 1
-        if k >= len(rest):
-            return None
-        verb = rest[k]
-        following = rest[k + 1] if k + 1 < len(rest) else ""
-        if verb in HAVE:
-            k += 1
-            while k < len(rest) and rest[k] in AUXILIARY:
-                k += 1
-            following = rest[k] if k < len(rest) else ""
-            if following == "to":
-                return None  # "had to suction her"
-            if following == "been":
-                return None if self._part(rest[k + 1 :]) else "weak"  # "has been falling"
-            if following.endswith(("ed", "en")) or following in ("seen", "done", "made", "told"):
-                return "strong" if following in PATIENT_VERBS else None  # "had missed"
-            return "weak"  # possession: "has gout", "had a stroke", "has had ..."
-        if verb in BE:
-            if following in ("told", "informed", "advised", "counseled", "counselled"):
-                return "strong"  # "she was told she may carry ..."
-            state = next((w for w in rest[k + 1 :] if w not in DEGREE), "")
-            if state in PATIENT_STATES:
-                return "strong"  # "he was hypotensive", "she was more drowsy"
-            return None if self._part(rest[k + 1 :]) else "weak"
-        if verb in ("smell", "smells", "smelled", "smelt") and following == "of":
-            return "strong"  # "he smelled of alcohol"
-        if verb in ("walk", "walks", "walked") and following not in self.objects | {"him", "her"}:
-            return "strong"  # "she walked 200 feet" (but "he walked him to the bathroom")
-        if verb in FEEL:
-            return None if following in DETERMINERS or following in ("that", "it") else "strong"
-        return "strong" if verb in PATIENT_VERBS else None
+        """What the clause after subject pronoun ``i`` says (:func:`clause_states.state_after`)."""
+        asked = any(w.key in REQUESTS for w in self.words[:i])
+        return state_after([w.key for w in self.words[i + 1 : i + 8]], self.reflexive, asked)
 
     def _acts(self, i: int) -> bool:
         """Whether the main verb after subject pronoun ``i`` is an act of care ("he ordered",
         "she will examine", "he had reviewed"), not in the passive ("he was treated")."""
-        verb = self._main_verb(i)
-        if verb in ("add", "adds", "added"):
-            # "she added a second agent" (not "she added that ..."): the prescriber.
-            k = next(k for k in range(i + 1, len(self.words)) if self.words[k].key == verb)
-            return k + 1 < len(self.words) and self.words[k + 1].key in DETERMINERS
-        return verb in CARE_VERBS
+        return is_act_of_care([w.key for w in self.words[i + 1 : i + 8]])
 
     def _main_verb(self, i: int) -> str:
         """The first word after subject pronoun ``i`` that is not an auxiliary or a form of
         "have" ("he will call" -> "call"; "" at the sentence's end)."""
-        rest = [w.key for w in self.words[i + 1 : i + 8]]
-        k = 0
-        while k < len(rest) and rest[k] in AUXILIARY | HAVE:
-            k += 1
-        return rest[k] if k < len(rest) else ""
+        return main_verb([w.key for w in self.words[i + 1 : i + 8]])
 
     def _helps(self, i: int) -> bool:
         """Whether a verb of help comes between subject pronoun ``i`` and its clause's object
@@ -415,12 +388,17 @@ class SentenceReader:
                 return Decision(self.words[k + 1].text in self.third_titles)
         return None
 
-    def _after_third_clause(self, i: int) -> bool:
-        """Whether subject pronoun ``i`` follows "and" after a clause whose subject is a third
-        party and that has no subject pronoun ("the technician left and she will return";
-        "when the resident examined him, and he called security")."""
-        if i < 2 or self.words[i - 1].key != "and":
-            return False
+    def _patient_mark(self, m: int) -> bool:
+        """Whether word ``m`` is an object pronoun or a possessive of something the patient
+        has ("into her apartment"), not of a person ("his father")."""
+        kind = self._pronoun_kind(m)
+        if kind == "object":
+            return True
+        return kind == "possessive" and not (m + 1 < len(self.words) and self._third[m + 1])
+
+    def _previous_clause(self, i: int) -> range:
+        """The words of the clause before word ``i - 1`` (a connective such as "and" or
+        "because"), back to the previous punctuation, connective or subordinator."""
         k = i - 2
         while k > 0:
             between = self.text[self.words[k - 1].end : self.words[k].start]
@@ -429,17 +407,53 @@ class SentenceReader:
             if _CLAUSE_BREAK.fullmatch(self.words[k - 1].key):
                 break
             k -= 1
-        clause = range(k, i - 1)
-        if any(self._pronoun_kind(m) == "subject" for m in clause):
-            return False
+        return range(max(k, 0), i - 1)
+
+    def _third_subject(self, clause: range) -> bool:
+        """Whether ``clause`` opens with a third party as its subject ("the technician left",
+        "his son visits", "she ordered ..." for a "she" decided to be a third party)."""
         for m in list(clause)[:4]:
             if self._third[m]:
                 return True
-            if self._pronoun_kind(m) == "possessive" and m + 1 < i and self._third[m + 1]:
+            if self._pronoun_kind(m) == "possessive" and m + 1 in clause and self._third[m + 1]:
                 continue  # "his son visits weekly and he brings ..."
+            if self._pronoun_kind(m) == "subject":
+                return self.decisions.get(self.words[m].start, Decision(False)).third
             if self._pronoun_kind(m) is not None or self._is_patient_noun(m):
                 return False
         return False
+
+    def _after_third_clause(self, i: int) -> bool:
+        """Whether subject pronoun ``i`` follows "and" after a clause whose subject is a third
+        party ("the technician left and she will return"; "when the resident examined him, and
+        he called security"; "he adjusted her insulin and he will see her")."""
+        if i < 2 or self.words[i - 1].key != "and":
+            return False
+        return self._third_subject(self._previous_clause(i))
+
+    def _after_care(self, i: int, state: str | None) -> bool:
+        """Whether subject pronoun ``i`` says what became of the patient after a third party
+        acted on them: a clause with a third party's subject and the patient as object, then
+        "after/when/because ... <pronoun>" ("the officer brought him in after he was seen
+        walking") or "and <pronoun>" with a state ("the nurse checked on her, and she was
+        resting"); not a motive ("because she was worried"), which is the actor's; "but
+        <pronoun>" after a third party's clause answers it ("recommended an MRI, but he
+        refused")."""
+        if i < 2:
+            return False
+        link = self.words[i - 1].key
+        clause = self._previous_clause(i)
+        if link == "but":
+            return self._third_subject(clause)
+        if link not in _AFTER_CARE or (link == "and" and state != "weak"):
+            return False
+        if link == "because" and any(self.words[m].key in _MOTIVES for m in clause):
+            return self._third_subject(clause)  # "the resident was concerned because she ..."
+        if not any(self._patient_mark(m) for m in clause):
+            return False
+        if any(w.key in _MOTIVES for w in self.words[i + 1 : i + 4]) or self._object_follows(i):
+            return False
+        return self._third_subject(clause)
 
     def _emphatic(self, i: int) -> bool:
         """Whether subject pronoun ``i``'s clause stresses its subject ("she herself had ...",
@@ -452,11 +466,6 @@ class SentenceReader:
                 previous = self.words[k - 1].key
                 return k == i + 1 or previous not in PREPOSITIONS | SELF_CARE | {"to"}
         return False
-
-    @staticmethod
-    def _part(rest: list[str]) -> bool:
-        """Whether "is/was ..." names a part a third party plays ("is the HCP")."""
-        return any(w in PARTS for w in rest[:4])
 
     def _reporter(self, i: int) -> bool | None:
         """Whether subject pronoun ``i`` opens what a third party reports (True: "the nurse
@@ -509,6 +518,8 @@ class SentenceReader:
         following = self.words[i + 1].key if i + 1 < len(self.words) else ""
         if kind == "reflexive" or (kind == "possessive" and following == "own"):
             return subject or Decision(False)
+        if kind == "possessive" and following.endswith("ties") and subject is not None:
+            return subject  # "when he was in his sixties"
         if kind == "possessive" and self._copular(i):
             # "she is her only caregiver": whoever "is" someone's caregiver is not that someone.
             if subject is not None:

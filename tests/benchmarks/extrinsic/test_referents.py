@@ -237,6 +237,45 @@ def test_third_party_rules(to: str, before: str, after: str) -> None:
             "He lives alone; his son visits on Sundays and he does his laundry.",
             "She lives alone; her son visits on Sundays and he does her laundry.",
         ),
+        # What became of the patient after someone acted on them, or why someone was worried;
+        # but not their motive or finding.
+        (
+            "female",
+            "The paramedic carried him down the stairs because he could not stand.",
+            "The paramedic carried her down the stairs because she could not stand.",
+        ),
+        (
+            "female",
+            "The attending was worried because he looked unwell.",
+            "The attending was worried because she looked unwell.",
+        ),
+        (
+            "female",
+            "His son drove him in because he was worried about his cough.",
+            "Her son drove her in because he was worried about her cough.",
+        ),
+        # An answer to what was asked; what the patient can do; but after a recommendation.
+        (
+            "male",
+            "Dr. Lin asked her to stop smoking, and she agreed.",
+            "Dr. Lin asked him to stop smoking, and he agreed.",
+        ),
+        (
+            "male",
+            "Her therapist, Ms. Roy, says she can bathe without help.",
+            "His therapist, Ms. Roy, says he can bathe without help.",
+        ),
+        (
+            "male",
+            "The surgeon offered a repair, but she wants to wait.",
+            "The surgeon offered a repair, but he wants to wait.",
+        ),
+        # A decade of someone's life is whoever the clause before is about.
+        (
+            "female",
+            "He says his father had a stroke when he was in his fifties.",
+            "She says her father had a stroke when he was in his fifties.",
+        ),
     ],
 )
 def test_rules_of_helping_answering_and_addressing(to: str, before: str, after: str) -> None:

@@ -169,17 +169,19 @@ def test_labelled_sentences_meet_the_targets() -> None:
 
 
 #: Edit accuracy floors on the excerpts with third parties (PERFORMANCE.md has the history):
-#: the development set the referent rules were written on; then five held-out sets, each
+#: the development set the referent rules were written on; then six held-out sets, each
 #: written before the previous one's errors were read and measured untouched before being read
 #: in its turn: 0.796, 0.806, 0.766 (0.789 with the acts and states), 0.820 (0.881 with the
-#: rules read from the third), 0.845 (0.837 with the rules read from the fourth).
+#: rules read from the third), 0.845 (0.837 with the rules read from the fourth), 0.823 (0.819
+#: with the rules read from the fifth; its errors not read).
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.97,
     "third_parties_held_out.jsonl": 0.96,
     "third_parties_held_out_2.jsonl": 0.95,
     "third_parties_held_out_3.jsonl": 0.97,
-    "third_parties_held_out_4.jsonl": 0.92,
-    "third_parties_held_out_5.jsonl": 0.83,
+    "third_parties_held_out_4.jsonl": 0.93,
+    "third_parties_held_out_5.jsonl": 0.95,
+    "third_parties_held_out_6.jsonl": 0.81,
 }
 
 

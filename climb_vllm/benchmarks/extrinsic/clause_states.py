@@ -1,0 +1,98 @@
+"""What the words after a subject pronoun say about who it is: a state or an act only a
+patient has or does, an act of care, or a part a third party plays
+(:mod:`~climb_vllm.benchmarks.extrinsic.referents` applies them in order)."""
+
+from __future__ import annotations
+
+from climb_vllm.benchmarks.extrinsic.referent_words import (
+    AUXILIARY,
+    BE,
+    CARE_VERBS,
+    DEGREE,
+    DETERMINERS,
+    FEEL,
+    HAVE,
+    PARTS,
+    PATIENT_STATES,
+    PATIENT_VERBS,
+    SELF_CARE,
+)
+
+
+def state_after(rest: list[str], reflexive: str, asked: bool) -> str | None:
+    """What the clause after a subject pronoun says: "strong" for a verb only a patient
+    does ("tolerated", "needs", "had missed", "felt dizzy"), "weak" for a state ("has gout",
+    "was febrile", "has been falling"), else None.
+
+    Args:
+        rest: the lower-case words after the pronoun (a few suffice).
+        reflexive: "himself" or "herself", the patient's reflexive in the text.
+        asked: whether something was asked of someone earlier in the sentence, so that
+            "she agreed" answers it.
+    """
+    if any(a in SELF_CARE and b == reflexive for a, b in zip(rest, rest[1:])):
+        return "strong"  # "she can dress herself", "he hurt himself"
+    k = 0
+    while k < len(rest) and rest[k] in AUXILIARY:
+        k += 1
+    if k >= len(rest):
+        return None
+    verb = rest[k]
+    if rest[0] in ("can", "cannot", "may") and verb not in CARE_VERBS:
+        return "weak"  # what the patient can or may do: "says she can climb stairs"
+    following = rest[k + 1] if k + 1 < len(rest) else ""
+    if verb in ("agree", "agrees", "agreed", "consent", "consents", "consented"):
+        if following in ("", "to") and asked:
+            return "weak"  # an answer to what was asked: "asked her to ..., and she agreed"
+    if verb in HAVE:
+        k += 1
+        while k < len(rest) and rest[k] in AUXILIARY:
+            k += 1
+        following = rest[k] if k < len(rest) else ""
+        if following == "to":
+            return None  # "had to suction her"
+        if following == "been":
+            return None if is_part(rest[k + 1 :]) else "weak"  # "has been falling"
+        if following.endswith(("ed", "en")) or following in ("seen", "done", "made", "told"):
+            return "strong" if following in PATIENT_VERBS else None  # "had missed"
+        return "weak"  # possession: "has gout", "had a stroke", "has had ..."
+    if verb in BE:
+        if following in ("told", "informed", "advised", "counseled", "counselled"):
+            return "strong"  # "she was told she may carry ..."
+        state = next((w for w in rest[k + 1 :] if w not in DEGREE), "")
+        if state in PATIENT_STATES:
+            return "strong"  # "he was hypotensive", "she was more drowsy"
+        return None if is_part(rest[k + 1 :]) else "weak"
+    if verb in ("smell", "smells", "smelled", "smelt") and following == "of":
+        return "strong"  # "he smelled of alcohol"
+    if verb in ("walk", "walks", "walked") and following not in ("him", "her"):
+        return "strong"  # "she walked 200 feet" (but "he walked him to the bathroom")
+    if verb in FEEL:
+        return None if following in DETERMINERS or following in ("that", "it") else "strong"
+    return "strong" if verb in PATIENT_VERBS else None
+
+
+def is_part(rest: list[str]) -> bool:
+    """Whether "is/was ..." followed by ``rest`` names a part a third party plays ("is the
+    HCP")."""
+    return any(w in PARTS for w in rest[:4])
+
+
+def main_verb(rest: list[str]) -> str:
+    """The first of ``rest`` (the words after a subject pronoun) that is not an auxiliary or a
+    form of "have" ("will call" -> "call"; "" when there is none)."""
+    k = 0
+    while k < len(rest) and rest[k] in AUXILIARY | HAVE:
+        k += 1
+    return rest[k] if k < len(rest) else ""
+
+
+def is_act_of_care(rest: list[str]) -> bool:
+    """Whether the main verb of ``rest`` (the words after a subject pronoun) is an act of care
+    ("ordered", "will examine", "had reviewed"), not in the passive ("was treated"); "added"
+    only before a determiner ("she added a second agent", not "she added that ...")."""
+    verb = main_verb(rest)
+    if verb in ("add", "adds", "added"):
+        k = rest.index(verb)
+        return k + 1 < len(rest) and rest[k + 1] in DETERMINERS - {"that", "this"}
+    return verb in CARE_VERBS

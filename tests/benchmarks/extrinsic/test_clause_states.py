@@ -1,0 +1,48 @@
+"""What the words after a subject pronoun say: the functions of ``clause_states``."""
+
+from __future__ import annotations
+
+import pytest
+
+from climb_vllm.benchmarks.extrinsic.clause_states import (
+    is_act_of_care,
+    is_part,
+    main_verb,
+    state_after,
+)
+
+
+@pytest.mark.parametrize(
+    ("words", "asked", "expected"),
+    [
+        ("tolerated it well", False, "strong"),
+        ("was more drowsy", False, "strong"),
+        ("had missed two doses", False, "strong"),
+        ("can dress herself now", False, "strong"),
+        ("smelled of alcohol", False, "strong"),
+        ("walked 200 feet", False, "strong"),
+        ("walked her to the bathroom", False, None),
+        ("has gout", False, "weak"),
+        ("has been falling", False, "weak"),
+        ("has been the proxy since", False, None),
+        ("can climb stairs", False, "weak"),
+        ("can examine her", False, None),
+        ("agreed", True, "weak"),
+        ("agreed", False, None),
+        ("agreed with the plan", True, None),
+        ("ordered a ct", False, None),
+        ("had to suction her", False, None),
+    ],
+)
+def test_state_after(words: str, asked: bool, expected: str | None) -> None:
+    assert state_after(words.split(), "herself", asked) == expected
+
+
+def test_main_verb_act_of_care_and_part() -> None:
+    assert main_verb("will not have called".split()) == "called"
+    assert main_verb([]) == ""
+    assert is_act_of_care("had reviewed the films".split())
+    assert is_act_of_care("added a diuretic".split())
+    assert not is_act_of_care("added that she felt better".split())
+    assert not is_act_of_care("was treated with".split())
+    assert is_part("the hcp".split()) and not is_part("tired today".split())
