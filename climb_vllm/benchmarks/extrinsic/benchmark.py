@@ -47,6 +47,12 @@ def _mapping_accuracy_bench(resamples: int, _: PerfSettings) -> dict[str, Any]:
     return mapping_accuracy_bench(resamples)
 
 
+def _rewrite_bench(chars: int, _: PerfSettings) -> dict[str, Any]:
+    from climb_vllm.benchmarks.extrinsic.rewrite_perf import rewrite_bench
+
+    return rewrite_bench(chars)
+
+
 def _budget(engine: Mapping[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
     """The context length and new-token limit a run uses when the options leave them out:
     read from a local model folder (CliBench's rule for the new tokens under its protocol)."""
@@ -184,6 +190,13 @@ class ExtrinsicBenchmark:
             "diagnoses, project vs CliBench mapper (N bootstrap resamples, default 1000)",
             _mapping_accuracy_bench,
             default=1000,
+        ),
+        BenchHook(
+            "rewrite",
+            "time the counterfactual sex rewrite on the synthetic cases and on notes of N and "
+            "4N characters (default 20000), with the growth ratio",
+            _rewrite_bench,
+            default=20000,
         ),
     )
     synthetic: Synthetic | None = None

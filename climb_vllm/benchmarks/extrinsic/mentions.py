@@ -4,6 +4,8 @@ pronouns and the history of both)."""
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -32,13 +34,21 @@ class Word:
         return self.text.lower().replace("’", "'")
 
 
+@functools.lru_cache(maxsize=16)
+def _sentence_marks(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(starts, ends) of the sentence-ending marks of ``text``, found once per text: a note's
+    every pronoun asks for its sentence, and scanning from the start each time is quadratic."""
+    marks = list(_SENTENCE.finditer(text))
+    return tuple(m.start() for m in marks), tuple(m.end() for m in marks)
+
+
 def sentence_bounds(text: str, at: int) -> tuple[int, int]:
-    """(start, end) of the sentence holding offset ``at``."""
-    start = 0
-    for match in _SENTENCE.finditer(text, 0, at):
-        start = match.end()
-    following = _SENTENCE.search(text, at)
-    return start, following.end() if following else len(text)
+    """(start, end) of the sentence holding offset ``at`` (the start of a word)."""
+    starts, ends = _sentence_marks(text)
+    before = bisect.bisect_right(ends, at)
+    following = bisect.bisect_left(starts, at)
+    start = ends[before - 1] if before else 0
+    return start, ends[following] if following < len(ends) else len(text)
 
 
 def _title_context(text: str, match: re.Match[str]) -> str | None:
@@ -59,10 +69,11 @@ def _title_context(text: str, match: re.Match[str]) -> str | None:
     return None
 
 
-def titled_names(text: str) -> tuple[set[str], set[str]]:
+@functools.lru_cache(maxsize=16)
+def titled_names(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """(third parties', patient's) surnames after a title in ``text``, by what stands around
     each (a surname may be in both: "Mrs. Ahmed (daughter-in-law) ... the patient, Mrs.
-    Ahmed")."""
+    Ahmed"); found once per text."""
     third: set[str] = set()
     patient: set[str] = set()
     for match in _TITLE.finditer(text):
@@ -71,7 +82,7 @@ def titled_names(text: str) -> tuple[set[str], set[str]]:
             third.add(match.group(2))
         elif context == "patient":
             patient.add(match.group(2))
-    return third, patient
+    return frozenset(third), frozenset(patient)
 
 
 def title_is_third_party(text: str, start: int, end: int) -> bool:
@@ -98,7 +109,9 @@ def noun_is_third_party(text: str, start: int) -> bool:
     before = [w.lower() for w in _WORDS.findall(text[max(0, start - 40) : start])][-3:]
     if any(w in PREPOSITIONS or w == "another" for w in before):
         return True
-    apposed = re.search(r"\b([a-z]+),\s+(?:a|an|the)\s+(?:[a-z0-9-]+\s+){0,2}$", text[:start])
+    apposed = re.search(
+        r"\b([a-z]+),\s+(?:a|an|the)\s+(?:[a-z0-9-]+\s+){0,2}$", text[max(0, start - 80) : start]
+    )
     if apposed and is_person_word(apposed.group(1)):
         return True
     if re.search(r"(?:^|[.;:]\s*)(?:A|An)\s+(?:[a-z]+\s+)?$", text[max(0, start - 30) : start]):

@@ -44,6 +44,8 @@ the rules above are measured on the labelled set instead (PERFORMANCE.md).
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from dataclasses import dataclass
 
@@ -214,9 +216,17 @@ def _line_bounds(text: str, at: int) -> tuple[int, int]:
     return start, len(text) if end < 0 else end
 
 
+@functools.lru_cache(maxsize=16)
+def _sentence_ends(text: str) -> tuple[int, ...]:
+    """The ends of ``text``'s sentences, found once per text (see :func:`_sentence_start`)."""
+    return tuple(m.end() for m in _SENTENCE_END.finditer(text))
+
+
 def _sentence_start(text: str, at: int) -> int:
-    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, at)]
-    return ends[-1] if ends else 0
+    """Where the sentence holding offset ``at`` (the start of a word) begins."""
+    ends = _sentence_ends(text)
+    before = bisect.bisect_right(ends, at)
+    return ends[before - 1] if before else 0
 
 
 def _next_word(text: str, end: int) -> str | None:

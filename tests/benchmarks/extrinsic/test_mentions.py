@@ -3,6 +3,8 @@ functions of ``mentions``."""
 
 from __future__ import annotations
 
+import re
+
 from climb_vllm.benchmarks.extrinsic import mentions, referents
 
 
@@ -46,3 +48,19 @@ def test_sir_in_a_quote_is_addressed_by_its_speaker() -> None:
     after = "'Thank you, sir,' he said to the resident."
     reader = referents.SentenceReader(after, 12, True, her_is_object)
     assert mentions.address_is_third_party(after, 12, reader)
+
+
+def test_sentence_bounds_agree_with_a_scan_from_the_start() -> None:
+    # The bounds are found once per text; they must equal scanning the text before each word.
+    text = (
+        "Mr. A is a 61 y/o M. The fellow saw him! Was he seen by Dr. Li? E. coli grew.\n"
+        "He left; she stayed. Pt. stable. St. Mary's notes. End"
+    )
+    for match in re.finditer(r"\w+", text):
+        at = match.start()
+        start = 0
+        for mark in mentions._SENTENCE.finditer(text, 0, at):
+            start = mark.end()
+        following = mentions._SENTENCE.search(text, at)
+        end = following.end() if following else len(text)
+        assert mentions.sentence_bounds(text, at) == (start, end), text[at:]

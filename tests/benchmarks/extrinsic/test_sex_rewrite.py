@@ -192,3 +192,12 @@ def test_third_party_excerpts_meet_their_floors(name: str) -> None:
     score = score_labelled(rows)
     print(name, json.dumps(score))
     assert score["edit_accuracy"] >= THIRD_PARTY_FLOORS[name]
+
+
+def test_sentence_starts_agree_with_a_scan_from_the_start() -> None:
+    from climb_vllm.benchmarks.extrinsic import sex_rewrite
+
+    text = "Mr. A is 61. He fell; she helped!\nDr. Li saw him? E. coli grew. Done"
+    for match in re.finditer(r"\w+", text):
+        ends = [m.end() for m in sex_rewrite._SENTENCE_END.finditer(text, 0, match.start())]
+        assert sex_rewrite._sentence_start(text, match.start()) == (ends[-1] if ends else 0)
