@@ -376,16 +376,25 @@ class SentenceReader:
         third party; "the patient" -> the patient), or with ``first`` the first person of the
         sentence."""
         for k in range(0, j) if first else range(j - 1, -1, -1):
-            if self.words[k].key in ("he", "she") and self._pronoun_kind(k) != "subject":
-                return Decision(True)
-            if self._third[k]:
-                return Decision(True)
-            if self._pronoun_kind(k) == "subject":
-                return self.decisions.get(self.words[k].start, Decision(False))
-            if self._is_patient_noun(k):
-                return Decision(False)
-            if self.words[k].key in ("mr", "ms", "mrs", "miss") and self._titled(k):
-                return Decision(self.words[k + 1].text in self.third_titles)
+            person = self._person_at(k)
+            if person is not None:
+                return person
+        return None
+
+    def _person_at(self, k: int) -> Decision | None:
+        """Who word ``k`` names, when it names someone: a third party (by role, kinship, a
+        third party's title or a pronoun of the other sex), the patient ("the patient", the
+        patient's title) or whoever a subject pronoun was decided to be."""
+        if self.words[k].key in ("he", "she") and self._pronoun_kind(k) != "subject":
+            return Decision(True)
+        if self._third[k]:
+            return Decision(True)
+        if self._pronoun_kind(k) == "subject":
+            return self.decisions.get(self.words[k].start, Decision(False))
+        if self._is_patient_noun(k):
+            return Decision(False)
+        if self.words[k].key in ("mr", "ms", "mrs", "miss") and self._titled(k):
+            return Decision(self.words[k + 1].text in self.third_titles)
         return None
 
     def _patient_mark(self, m: int) -> bool:
@@ -553,14 +562,9 @@ class SentenceReader:
             return None
         after = [j for j, w in enumerate(self.words) if w.start > at + closing.end()][:2]
         for j in after:
-            if self.words[j].key in ("he", "she") and self._pronoun_kind(j) != "subject":
-                return Decision(True)
-            if self._third[j]:
-                return Decision(True)
-            if self._pronoun_kind(j) == "subject":
-                return self.decisions.get(self.words[j].start, Decision(False))
-            if self._is_patient_noun(j):
-                return Decision(False)
+            person = self._person_at(j)
+            if person is not None:
+                return person
         return None
 
     def _copular(self, i: int) -> bool:
