@@ -8,12 +8,8 @@ import bisect
 import functools
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from climb_vllm.benchmarks.extrinsic.referent_words import PREPOSITIONS, is_person_word, is_role
-
-if TYPE_CHECKING:
-    from climb_vllm.benchmarks.extrinsic.referents import SentenceReader
 
 _WORDS = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
 _SENTENCE = re.compile(
@@ -129,18 +125,18 @@ def noun_is_third_party(text: str, start: int) -> bool:
     return False
 
 
-def address_is_third_party(text: str, start: int, reader: SentenceReader | None = None) -> bool:
+def address_is_third_party(text: str, start: int, third_speaks: bool | None = None) -> bool:
     """Whether "sir"/"ma'am" at ``start`` addresses someone else.
 
-    Inside a quote whose speaker ``reader`` (the sentence's reader, for the patient's sex) can
-    tell, it does when the patient speaks ("When the resident asked about his smoking, he said,
-    'I quit, sir'") and not when someone else does ("The nurse said, 'Sir, ...'"). Otherwise:
+    Inside a quote whose speaker is known (``third_speaks``: whether a third party speaks it,
+    from :meth:`~climb_vllm.benchmarks.extrinsic.referents.SentenceReader.speaker`), it does
+    when the patient speaks ("When the resident asked about his smoking, he said, 'I quit,
+    sir'") and not when someone else does ("The nurse said, 'Sir, ...'"). Otherwise:
     when its sentence names a clinician or staff member and is about the patient, who speaks
     ("He asked the resident, 'Are you sure, sir?'"), not about the clinician ("Sir, the nurse
     said to him, ...")."""
-    speaker = reader.speaker(start) if reader is not None else None
-    if speaker is not None:
-        return not speaker.third
+    if third_speaks is not None:
+        return not third_speaks
     lo, hi = sentence_bounds(text, start)
     keys = [w.key for w in words(text, lo, hi) if w.key not in ("sir", "ma'am")]
     if not any(is_role(w) for w in keys):

@@ -46,6 +46,15 @@ REQUESTS = frozenset(
     "asked offered recommended advised suggested proposed encouraged urged explained "
     "discussed".split()
 )
+# What links a clause about the patient to a third party's act on them.
+AFTER_CARE = frozenset("and after when because since until before once as".split())
+# An actor's motive or finding ("drove him in because he was worried", "started heparin after
+# he found a clot").
+MOTIVES = frozenset(
+    "worried concerned afraid scared unsure thought felt wanted believed knew hoped saw found "
+    "noticed noted heard discovered observed checked documented".split()
+)
+ASK = frozenset("asked asks ask".split())
 # Verbs a quote follows or opens with: the speaker is their subject.
 SPEECH = frozenset(
     "said says say asked asks ask told tells replied replies answered answers responded "

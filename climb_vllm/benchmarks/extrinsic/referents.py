@@ -65,9 +65,9 @@ or a line break) and call such a person a *third party*:
 
 Every decision that rests on rule 11, or on the default for an object or possessive while a
 third party is in the sentence (or more than one could be meant), is uncertain. The rules were
-written on ``tests/golden/counterfactual/third_parties_development.jsonl`` and revised on the
-errors of the held-out sets once each had been measured untouched; the newest held-out set,
-written before the latest revision, has been measured only (PERFORMANCE.md).
+written on ``tests/golden/counterfactual/third_parties_development.jsonl`` and revised on each
+held-out set's errors once it had been measured untouched; the newest set is unread
+(PERFORMANCE.md).
 """
 
 from __future__ import annotations
@@ -84,11 +84,14 @@ from climb_vllm.benchmarks.extrinsic.mentions import (
     words,
 )
 from climb_vllm.benchmarks.extrinsic.referent_words import (
+    AFTER_CARE,
     ANSWERS,
+    ASK,
     BE,
     HELPS,
     KIN_FEMALE,
     KIN_MALE,
+    MOTIVES,
     OPINIONS,
     PARTS,
     PREPOSITIONS,
@@ -106,15 +109,6 @@ _CHILDHOOD = re.compile(
     r"\s+\w+\s+(?:only\s+|just\s+|still\s+)?(?:a|an)\s+"
     r"(?:child|kid|teenager|teen|toddler|baby|infant|boy|girl|young)\b"
 )
-# What links a clause about the patient to a third party's act on them.
-_AFTER_CARE = frozenset("and after when because since until before once as".split())
-# An actor's motive or finding ("drove him in because he was worried", "started heparin after
-# he found a clot").
-_MOTIVES = frozenset(
-    "worried concerned afraid scared unsure thought felt wanted believed knew hoped saw found "
-    "noticed noted heard discovered observed checked documented".split()
-)
-_ASK = frozenset("asked asks ask".split())
 _OPENING_QUOTE = re.compile(r"(?:^|(?<=[\s:,(]))['\"‘“](?=[A-Za-z])")
 
 
@@ -278,7 +272,7 @@ class SentenceReader:
         if before and before[0] in ("whether", "if", "how", "what", "why") and i >= 2:
             if self._pronoun_kind(i - 2) == "object":
                 return Decision(False)  # rule 4: "asked him whether he had chest pain"
-            asked = [j for j in range(max(0, i - 6), i) if self.words[j].key in _ASK]
+            asked = [j for j in range(max(0, i - 6), i) if self.words[j].key in ASK]
             if asked:
                 # "the nurse asked if she was in pain", "she asked Dr. Cohen whether she could
                 # stop ...": one asks about the patient, or the patient about themselves; but
@@ -454,13 +448,13 @@ class SentenceReader:
         clause = self._previous_clause(i)
         if link == "but":
             return self._third_subject(clause)
-        if link not in _AFTER_CARE or (link == "and" and state != "weak"):
+        if link not in AFTER_CARE or (link == "and" and state != "weak"):
             return False
-        if link == "because" and any(self.words[m].key in _MOTIVES for m in clause):
+        if link == "because" and any(self.words[m].key in MOTIVES for m in clause):
             return self._third_subject(clause)  # "the resident was concerned because she ..."
         if not any(self._patient_mark(m) for m in clause):
             return False
-        if any(w.key in _MOTIVES for w in self.words[i + 1 : i + 4]) or self._object_follows(i):
+        if any(w.key in MOTIVES for w in self.words[i + 1 : i + 4]) or self._object_follows(i):
             return False
         return self._third_subject(clause)
 

@@ -400,8 +400,11 @@ def swap_sex(text: str, to: str = "female", section: str = "note") -> tuple[str,
                 continue
         if key in _PEOPLE and mentions.noun_is_third_party(text, start):
             continue
-        if key in ("sir", "ma'am") and mentions.address_is_third_party(text, start, reader(start)):
-            continue
+        if key in ("sir", "ma'am"):
+            speaker = reader(start).speaker(start)
+            third_speaks = None if speaker is None else speaker.third
+            if mentions.address_is_third_party(text, start, third_speaks):
+                continue
         uncertain = False
         if key in _PRONOUNS:
             keep, uncertain = _referent(text, start, key, to == "female", reader(start))

@@ -33,6 +33,11 @@ def test_titles_nouns_and_addresses() -> None:
     assert not mentions.address_is_third_party("Sir, can you hear me?", 0)
 
 
+def _third(reader: referents.SentenceReader, at: int) -> bool | None:
+    speaker = reader.speaker(at)
+    return None if speaker is None else speaker.third
+
+
 def test_sir_in_a_quote_is_addressed_by_its_speaker() -> None:
     def her_is_object(start: int, end: int) -> bool:
         return False
@@ -40,14 +45,14 @@ def test_sir_in_a_quote_is_addressed_by_its_speaker() -> None:
     patient_speaks = "When the nurse asked about his sleep, he said, 'Not well, sir.'"
     at = patient_speaks.index("sir")
     reader = referents.SentenceReader(patient_speaks, at, True, her_is_object)
-    assert mentions.address_is_third_party(patient_speaks, at, reader)
+    assert mentions.address_is_third_party(patient_speaks, at, _third(reader, at))
     nurse_speaks = "He was restless; the nurse said, 'Sir, please stay in bed.'"
     at = nurse_speaks.index("Sir")
     reader = referents.SentenceReader(nurse_speaks, at, True, her_is_object)
-    assert not mentions.address_is_third_party(nurse_speaks, at, reader)
+    assert not mentions.address_is_third_party(nurse_speaks, at, _third(reader, at))
     after = "'Thank you, sir,' he said to the resident."
     reader = referents.SentenceReader(after, 12, True, her_is_object)
-    assert mentions.address_is_third_party(after, 12, reader)
+    assert mentions.address_is_third_party(after, 12, _third(reader, 12))
 
 
 def test_sentence_bounds_agree_with_a_scan_from_the_start() -> None:
