@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from climb_vllm.benchmarks.extrinsic.sex_rewrite import swap_sex
+from climb_vllm.core.errors import UserError
 from climb_vllm.resources.data import packaged
 
 
@@ -35,7 +36,9 @@ def rewrite_bench(chars: int) -> dict[str, Any]:
     """Time the sex rewrite on the synthetic cases and on notes of ``chars`` and 4 x ``chars``
     characters; returns the timings and the growth ratio."""
     if chars < 1000:
-        raise ValueError(f"--rewrite needs N >= 1000 characters, not {chars}")
+        raise UserError(
+            f"--rewrite needs N >= 1000 characters, not {chars}.", "give N of 1000 or more"
+        )
     cases = [
         json.loads(line)
         for line in packaged("cases", "synthetic_cases.jsonl").read_text().splitlines()

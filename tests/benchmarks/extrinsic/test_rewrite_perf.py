@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from climb_vllm.benchmarks.extrinsic.rewrite_perf import rewrite_bench
+from climb_vllm.core.errors import UserError
 
 
 def test_rewrite_bench_reports_the_cases_and_the_growth() -> None:
@@ -15,5 +16,5 @@ def test_rewrite_bench_reports_the_cases_and_the_growth() -> None:
 
 
 def test_rewrite_bench_refuses_a_tiny_note() -> None:
-    with pytest.raises(ValueError, match="N >= 1000"):
+    with pytest.raises(UserError, match="N >= 1000"):
         rewrite_bench(10)
