@@ -243,7 +243,10 @@ def _previous_word(text: str, start: int) -> str | None:
 def _her(text: str, start: int, end: int) -> str:
     """ "his" or "him" for a female -> male "her" (see the module docstring)."""
     following = _next_word(text, end)
-    if not text[:start].strip() or text[:start].rstrip()[-1] in ".;:!?(\n":
+    # The text before "her", read from a short window (the whole prefix only when the window
+    # is blank), so that a long note is not copied for every "her".
+    before = text[max(0, start - 40) : start].rstrip() or text[:start].rstrip()
+    if not before or before[-1] in ".;:!?(":
         return "his"  # a sentence does not open with an object: "Her home nurse says ..."
     if following == "home" and re.match(
         r"[ \t]+home[ \t]+(?:health|med|oxygen|o2|dose|care|nurse|aide|visit)",
