@@ -12,9 +12,10 @@ extra package at run time.
 modifiers" in parentheses ("Essential (primary) hypertension") may be present or absent, and
 "NOS" ("not otherwise specified") is never written. The ICD-10-CM Alphabetic Index (eponyms,
 lay terms) is not included: no registry package ships it (see the data folder's SOURCE.md).
-In its place, :data:`LAY_FILE` lists lay names ("heart attack", "pink eye") that the tabular
-list does not hold, each with the code a coder assigns; they join the other names with source
-"lay".
+In its place, :data:`WRITTEN_FILES` lists names that the tabular list does not hold, each with
+the code a coder assigns: lay names ("heart attack", "pink eye"; source "lay") and clinical
+names, eponyms and older names ("Graves disease", "Boerhaave syndrome", "temporal arteritis";
+source "clinical"). They join the other names under their source.
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ if TYPE_CHECKING:
 
 #: Packaged term tables: release name -> file under ``climb_vllm/data/icd10cm``.
 TERM_FILES = {"2021": "icd10cm_terms_2021.parquet", "2026": "icd10cm_terms_2026.parquet"}
-SOURCES = ("inclusion", "includes", "lay")
-#: Lay names written for the project (term, code; ICD-10-CM 2021 billable codes).
-LAY_FILE = "lay_terms.tsv"
+SOURCES = ("inclusion", "includes", "lay", "clinical")
+#: Names written for the project, by source (term, code; ICD-10-CM 2021 codes: billable, or a
+#: header whose side a text may name). See the data folder's SOURCE.md.
+WRITTEN_FILES = {"lay": "lay_terms.tsv", "clinical": "clinical_terms.tsv"}
 
 _NOS = re.compile(r"\s*,?\s*\bNOS\b\s*", re.IGNORECASE)
 _PARENS = re.compile(r"\s*\([^()]*\)")
@@ -106,29 +108,38 @@ def export_terms(out: Path) -> int:
 
 def terms_digest(ontology: Ontology) -> str:
     """Identifies the other names of ``ontology``'s codes: the SHA-256 of its packaged terms
-    file ("" when it has none) and of the lay names."""
+    file ("" when it has none) and of the written names."""
     name = TERM_FILES.get(ontology.release)
     tabular = file_sha256(packaged("icd10cm", name)) if name else ""
-    return f"{tabular}+{file_sha256(packaged('icd10cm', LAY_FILE))[:16]}"
+    written = [file_sha256(packaged("icd10cm", f))[:16] for f in WRITTEN_FILES.values()]
+    return "+".join([tabular, *written])
 
 
-def load_lay_terms() -> pl.DataFrame:
-    """The packaged lay names (columns ``code, term, source``; source "lay"), in file order."""
+def load_written_terms(source: str | None = None) -> pl.DataFrame:
+    """The names written for the project (columns ``code, term, source``), in file order.
+
+    Args:
+        source: "lay" or "clinical" for one file of :data:`WRITTEN_FILES`; None for both.
+    """
     import polars as pl
 
-    lay = pl.read_csv(
-        packaged("icd10cm", LAY_FILE), separator="\t", schema={"term": pl.String, "code": pl.String}
+    chosen = WRITTEN_FILES if source is None else {source: WRITTEN_FILES[source]}
+    schema = {"term": pl.String, "code": pl.String}
+    return pl.concat(
+        pl.read_csv(packaged("icd10cm", file), separator="\t", schema=schema).select(
+            "code", "term", source=pl.lit(kind)
+        )
+        for kind, file in chosen.items()
     )
-    return lay.select("code", "term", source=pl.lit("lay"))
 
 
 def load_terms(ontology: Ontology) -> pl.DataFrame:
     """The packaged terms of ``ontology``'s release (columns ``code, term, source``): the
-    tabular list's, then the lay names of :func:`load_lay_terms`, each kept where its code is
+    tabular list's, then the names of :func:`load_written_terms`, each kept where its code is
     in the release.
 
     A user-exported release has no packaged tabular terms: the mapper then knows each code by
-    its title and lay names only.
+    its title and written names only.
     """
     import polars as pl
 
@@ -138,7 +149,7 @@ def load_terms(ontology: Ontology) -> pl.DataFrame:
         if name is not None
         else pl.DataFrame(schema={"code": pl.String, "term": pl.String, "source": pl.String})
     )
-    terms = pl.concat([tabular, load_lay_terms()])
+    terms = pl.concat([tabular, load_written_terms()])
     return terms.filter(pl.col("code").is_in(list(ontology.codes)))
 
 

@@ -10,7 +10,7 @@ the third held out while its rules were written (CRC-32 of the text mod 3 = 0), 
 set's halves, its held-out half fixed before any rule was written for it, and the third set's
 parts (disease names written by DiseaseDecipher's authors), its held-out part fixed likewise,
 and four more sets of such names, all held out (the seventh coded after the lay names of
-:mod:`~climb_vllm.resources.icd_terms` were written).
+:mod:`~climb_vllm.resources.icd_terms` were written; none read when its clinical names were).
 
 A string is correct at level L when the first predicted code has the gold code's level-L
 ancestor (L1 chapter, L3 category, L5 the code itself); a negated string is correct at every

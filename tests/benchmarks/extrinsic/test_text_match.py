@@ -59,6 +59,8 @@ CODES = (
     "D58.9",
     "S93.40",
     "M71.2",
+    "K22.3",
+    "G56.2",
 )
 
 
@@ -198,6 +200,17 @@ def test_lay_names_lead_to_their_codes_on_the_side_any_reading_names(
     assert right_cyst.code == "M71.21"
     # "R" is read as "right" in one reading only; the side holds for the text.
     assert shorthand.code == "S93.401A"
+
+
+def test_clinical_names_lead_to_their_codes(names_mapper: Mapper) -> None:
+    # Eponyms the tabular list lacks: without the clinical names, "Boerhaave syndrome" was
+    # read as Ogilvie syndrome (K59.81) and "cubital tunnel syndrome" as the tarsal tunnel.
+    eponym, tunnel, left = names_mapper.map_texts(
+        ["Boerhaave syndrome", "cubital tunnel syndrome", "left cubital tunnel syndrome"]
+    )
+    assert (eponym.method, eponym.code) == ("exact", "K22.3")
+    assert (tunnel.method, tunnel.code) == ("exact", "G56.20")
+    assert left.code == "G56.22"
 
 
 def test_diagnosis_senses_name_their_codes(names_mapper: Mapper) -> None:
