@@ -42,6 +42,8 @@ class Variant:
         line: the patient-information line.
         sections: the note sections (rewritten for a sex change).
         edits: every change made to the sections.
+        uncertain_keeps: pronouns left unchanged by a default rule, each an uncertain entry
+            whose ``after`` equals its ``before`` (``swap_sex``'s ``keeps``).
     """
 
     name: str
@@ -52,6 +54,7 @@ class Variant:
     line: str
     sections: dict[str, str]
     edits: tuple[Edit, ...]
+    uncertain_keeps: tuple[Edit, ...] = ()
 
 
 def _values(attribute: str, base: dict[str, str]) -> list[str]:
@@ -111,9 +114,10 @@ def variants(
     for name, attribute, value, demographics, template in specs:
         new_sections = dict(sections)
         edits: list[Edit] = []
+        keeps: list[Edit] = []
         if demographics["sex"] != base["sex"]:  # the notes follow the stated sex
             for key, text in sections.items():
-                new_sections[key], made = swap_sex(text, demographics["sex"], key)
+                new_sections[key], made = swap_sex(text, demographics["sex"], key, keeps)
                 edits += made
         line = template.format(**demographics)
         for placement in PLACEMENTS:
@@ -127,6 +131,7 @@ def variants(
                     line,
                     new_sections,
                     tuple(edits),
+                    tuple(keeps),
                 )
             )
     return out

@@ -33,8 +33,9 @@ the relative are left alone, except a possessive right before a relative ("his f
 patient's). Every other such word goes through :mod:`~climb_vllm.benchmarks.extrinsic.
 referents`, which keeps a clinician's, a relative's or a stranger's, and marks an edit
 ``uncertain`` in the log where it decided by default while another person of the patient's sex
-is in the sentence, so a reader can review exactly those. The labelled sentences in
-``tests/golden/counterfactual/`` measure both (PERFORMANCE.md).
+is in the sentence, so a reader can review exactly those. A pronoun kept by a default is
+logged too, when asked for (``keeps``), as an uncertain entry that changes nothing. The
+labelled sentences in ``tests/golden/counterfactual/`` measure both (PERFORMANCE.md).
 
 A well-kept part-of-speech tagger would tell object from possessive "her" in general, but none
 installs offline from the package registry with its model from the authors (the spaCy and NLTK
@@ -191,7 +192,8 @@ class Edit:
         section: the note section it happened in.
         offset: character offset in the original section text.
         before: the original text.
-        after: its replacement.
+        after: its replacement (equal to ``before`` for a word kept, see ``swap_sex``'s
+            ``keeps``).
         uncertain: a pronoun whose referent may be someone other than the patient.
     """
 
@@ -343,8 +345,19 @@ def _referent(
     return decision.third, decision.uncertain
 
 
-def swap_sex(text: str, to: str = "female", section: str = "note") -> tuple[str, list[Edit]]:
+def swap_sex(
+    text: str, to: str = "female", section: str = "note", keeps: list[Edit] | None = None
+) -> tuple[str, list[Edit]]:
     """Rewrite ``text`` as if the patient were of sex ``to`` ("female" or "male").
+
+    Args:
+        text: the section's text.
+        to: the sex to write the patient as.
+        section: the section's name, recorded in each edit.
+        keeps: when given, each pronoun kept as a third party's by a default rule (the
+            sentence is about a third party, or a third party's report says nothing of the
+            patient's state) is appended as an uncertain entry whose ``after`` equals its
+            ``before``: a reviewer reads these beside the uncertain edits.
 
     Returns:
         The new text and the edits made, in order of their offset in ``text``.
@@ -412,6 +425,8 @@ def swap_sex(text: str, to: str = "female", section: str = "note") -> tuple[str,
         if key in _PRONOUNS:
             keep, uncertain = _referent(text, start, key, to == "female", reader(start))
             if keep:
+                if uncertain and keeps is not None:
+                    keeps.append(Edit(section, start, word, word, True))
                 continue
         edits.append(Edit(section, start, word, _match_case(word, replacement), uncertain))
     edits.sort(key=lambda e: e.offset)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from itertools import accumulate, count
 from pathlib import Path
 
 import pytest
 
-from climb_vllm.benchmarks.extrinsic.sex_rewrite import swap_sex
+from climb_vllm.benchmarks.extrinsic.sex_rewrite import Edit, swap_sex
 
 GOLDEN_DIR = Path(__file__).parents[2] / "golden" / "counterfactual"
 LABELLED = GOLDEN_DIR / "sex_rewrite.jsonl"
@@ -123,6 +124,24 @@ def test_pronouns_of_a_relative_are_kept_and_others_flagged() -> None:
     assert [e.uncertain for e in edits] == [False]
 
 
+def test_pronouns_kept_by_a_default_are_logged_when_asked_for() -> None:
+    # "he" after Dr. Patel's own sentence is kept by the default that the sentence is about
+    # Dr. Patel (it may be the patient): logged, unchanged, uncertain; the text is as without.
+    note = "Dr. Patel reviewed the films. Dr. Patel thinks he should start PT."
+    keeps: list[Edit] = []
+    text, edits = swap_sex(note, "female", "hpi", keeps)
+    assert (text, edits) == swap_sex(note, "female", "hpi")
+    assert keeps == [Edit("hpi", note.rindex("he "), "he", "he", True)]
+    # A keep that a rule reads for sure is not logged: an act of care follows.
+    keeps = []
+    swap_sex("Dr. Patel saw the patient; he ordered an MRI.", "female", "hpi", keeps)
+    assert keeps == []
+    # A relative's pronoun on a family-history line is not a default either.
+    keeps = []
+    swap_sex("FH: Father had an MI when he was 60.", "female", "hpi", keeps)
+    assert keeps == []
+
+
 def _tokens(text: str) -> list[str]:
     return re.findall(r"\w+|[^\w\s]|\s+", text)
 
@@ -138,22 +157,37 @@ def _edits(before: str, after: str) -> set[tuple[int, str, str]]:
 
 
 def score_labelled(rows: list[dict[str, object]]) -> dict[str, float]:
-    """Correct edits / (expected | made edits), sentences exactly right, and changed facts."""
-    correct = union = exact = facts = 0
+    """Correct edits / (expected | made edits), sentences exactly right, changed facts, and
+    what a reviewer of the uncertain entries (edits and keeps) would see: how many entries,
+    and how many of the wrong words are among them."""
+    correct = union = exact = facts = entries = flagged_wrong = 0
     for row in rows:
         text, expected = str(row["text"]), str(row["expected"])
-        made, _ = swap_sex(text, str(row["to"]))
+        keeps: list[Edit] = []
+        made, log = swap_sex(text, str(row["to"]), keeps=keeps)
         want, got = _edits(text, expected), _edits(text, made)
         correct += len(want & got)
         union += len(want | got)
         exact += made == expected
         facts += sum(str(f) not in made for f in row["facts"])  # type: ignore[attr-defined]
+        token_at = dict(zip(accumulate([0] + [len(t) for t in _tokens(text)]), count()))
+        wanted_words = {(i, before) for i, before, _ in want}
+        for edit in log:
+            if edit.uncertain:
+                entries += 1
+                flagged_wrong += (token_at[edit.offset], edit.before, edit.after) not in want
+        for keep in keeps:
+            entries += 1
+            flagged_wrong += (token_at[keep.offset], keep.before) in wanted_words
     return {
         "sentences": len(rows),
         "edits": union,
         "edit_accuracy": correct / union if union else 1.0,
         "sentence_accuracy": exact / len(rows),
         "fact_changes": facts,
+        "wrong_words": union - correct,
+        "uncertain_entries": entries,
+        "wrong_words_among_them": flagged_wrong,
     }
 
 
