@@ -168,12 +168,16 @@ class LocalEngine:
         self._split_head = self._check_split_head()
         self._logit_buffer: Any = None  # the head's logits, reused across passes (CPU, fp32)
 
-    def with_scorer(self, scorer: str) -> LocalEngine:
-        """This engine with another scorer, sharing the loaded model (no second copy)."""
+    def with_scorer(self, scorer: str, batch_tokens: int | None = None) -> LocalEngine:
+        """This engine with another ``scorer`` (one of :data:`SCORERS`) and ``batch_tokens``
+        positions per pass (None: this engine's), sharing the loaded model (no second copy)."""
         if scorer not in SCORERS:
             raise UserError(f"Unknown scorer {scorer!r}.", f"use one of {', '.join(SCORERS)}.")
         other = copy.copy(self)
         other.scorer, other.stats, other._tries = scorer, EngineStats(), {}
+        if batch_tokens is not None:
+            other.batch_tokens = batch_tokens
+            other.row_tokens = min(self.row_tokens, batch_tokens)
         return other
 
     # -- scoring ---------------------------------------------------------------------------

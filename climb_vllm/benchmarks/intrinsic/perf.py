@@ -210,20 +210,40 @@ def _throughput(
     }
 
 
+def float32_reference(engine: LocalEngine) -> LocalEngine:
+    """The naive scorer on ``engine``'s model cast to float32 in place, with a pass budget
+    sized for float32 from the memory free after the cast.
+
+    The engine's own budget was sized for its dtype: in float32 the same passes need about
+    twice the memory (an 8B model's budget on an 80 GB GPU ran out of memory), so the
+    reference takes the smaller of the two.
+
+    Args:
+        engine: the bench's engine; its model is float32 afterwards, so this runs last.
+    """
+    import torch
+
+    from climb_vllm.engines.memory import positions_per_pass
+
+    engine.model.to(torch.float32)
+    if engine.device.type == "cuda":
+        torch.cuda.empty_cache()  # the cast's freed half-precision blocks
+    width = max(engine.row_tokens, 512)
+    fits = positions_per_pass(engine.model.config, 4, str(engine.device), width)
+    return engine.with_scorer("naive", batch_tokens=min(engine.batch_tokens, fits))
+
+
 def _exactness(
     engine: LocalEngine, requests: list[ScoreRequest], values: dict[str, list[list[float]]]
 ) -> dict[str, Any]:
     """Max and mean |Δ log-prob| (nat) of each scorer (HFLM included) in the run's dtype
     against the naive scorer on the same weights in float32 (the model is cast in place, so
     this runs last)."""
-    import torch
 
     if engine.dtype_name == "float32":
         reference = values["naive"]
     else:
-        engine.model.to(torch.float32)
-        reference_engine = engine.with_scorer("naive")
-        reference = [list(r.logprobs) for r in reference_engine.score(requests)]
+        reference = [list(r.logprobs) for r in float32_reference(engine).score(requests)]
     results: dict[str, Any] = {"exactness_reference": "naive scorer, same weights, float32"}
     for name, found in values.items():
         diffs = [abs(a - b) for x, y in zip(found, reference) for a, b in zip(x, y)]

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from climb_vllm.benchmarks.intrinsic.perf import release_tokens, scoring_bench
+from climb_vllm.benchmarks.intrinsic.perf import (
+    float32_reference,
+    release_tokens,
+    requests_for,
+    scoring_bench,
+)
 from climb_vllm.cli import main
 
 
@@ -41,6 +46,30 @@ def test_bench_in_bfloat16_states_its_distance_from_fp32(tiny_model: Path) -> No
         # bf16 moves log-probs by far more than the fp32 scorers differ (see PERFORMANCE.md).
         assert 1e-3 < results[f"{scorer}_max_abs_diff_vs_fp32"] < 2.0
     assert results["tree_fraction_of_bf16_peak"] == results["tree_achieved_tflops"] / 2.0
+
+
+def test_float32_reference_sizes_its_passes_for_float32(
+    tiny_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reference's passes fit the memory left after the cast, not the half-precision
+    budget (which ran an 8B model out of GPU memory)."""
+    import torch
+
+    from climb_vllm.engines import memory
+    from climb_vllm.engines.local import LocalEngine
+
+    engine = LocalEngine(str(tiny_model), device="cpu", dtype="bfloat16")
+    assert engine.batch_tokens == memory.CPU_CAP  # sized from this machine's free memory
+    per_position = memory.bytes_per_position(engine.model.config, 4, 512)
+    # free memory that holds 256 float32 positions at the default share
+    monkeypatch.setattr(memory, "free_bytes", lambda device: int(256 * per_position * 2))
+    reference = float32_reference(engine)
+    assert engine.model.dtype == torch.float32 and reference.scorer == "naive"
+    assert reference.batch_tokens == 256 and reference.row_tokens <= 256
+    requests = requests_for(tiny_model, 24)[:6]
+    scored = reference.score(requests)
+    assert [len(r.logprobs) for r in scored] == [len(r.continuations) for r in requests]
+    assert reference.stats.padded_tokens > 0
 
 
 def test_release_token_counts_order_the_layouts(tiny_model: Path) -> None:
