@@ -146,6 +146,7 @@ class PerfSettings:
         full_run: also measure over the whole release.
         top_k: names per group where a measurement scores names.
         peak_tflops: the device's dense bf16 peak (None: from the table of known GPUs).
+        profile: also profile one call of the tree scorer (where its time goes).
     """
 
     model: Path | None = None
@@ -158,6 +159,7 @@ class PerfSettings:
     full_run: bool = False
     top_k: int = 1
     peak_tflops: float | None = None
+    profile: bool = False
 
 
 #: What the option of a speed measurement takes: ``count`` a number N >= 1 (``default`` when

@@ -402,6 +402,12 @@ def _add_bench(verbs: Any) -> None:
         help="the device's dense bf16 peak in TFLOP/s, for the fraction of peak (default: from "
         "a table of known GPUs)",
     )
+    bench.add_argument(
+        "--profile",
+        action="store_true",
+        help="also profile one call of the tree scorer: the shares of matrix products, "
+        "attention and other operators in its time",
+    )
     bench.add_argument("--json", type=Path, help="also write the results as JSON here")
     bench.add_argument(
         "--top-k", type=int, default=1, help="names per group for --agreement (default: 1)"

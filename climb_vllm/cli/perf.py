@@ -42,6 +42,7 @@ def settings(args: argparse.Namespace) -> PerfSettings:
         full_run=args.full_run,
         top_k=args.top_k,
         peak_tflops=args.peak_tflops,
+        profile=args.profile,
     )
 
 

@@ -29,6 +29,7 @@ def _scoring(_: Any, settings: PerfSettings) -> dict[str, Any]:
         settings.row_tokens,
         settings.repeats,
         settings.peak_tflops,
+        settings.profile,
     )
 
 

@@ -210,6 +210,22 @@ def _throughput(
     }
 
 
+def _profiled(engine: LocalEngine, score: Scorer, requests: list[ScoreRequest]) -> dict[str, Any]:
+    """One more call of the tree scorer under the profiler: the shares of its operators' time
+    (:mod:`climb_vllm.engines.pass_profile`) and the TFLOP/s inside the matrix products alone,
+    which the whole call's figure divides by everything else as well."""
+    from climb_vllm.engines.flops import forward_flops
+    from climb_vllm.engines.pass_profile import profile_call
+
+    found = profile_call(lambda: score(requests), engine.device.type)
+    stats = engine.stats  # of the profiled call (the scorer resets them)
+    flops = forward_flops(engine.model, stats.forward_tokens, stats.head_rows)
+    results = {f"profile_tree_{key}": value for key, value in found.items()}
+    matmul = found["matmul_seconds"]
+    results["profile_tree_matmul_tflops"] = flops / matmul / 1e12 if matmul else "unknown"
+    return results
+
+
 def float32_reference(engine: LocalEngine) -> LocalEngine:
     """The naive scorer on ``engine``'s model cast to float32 in place, with a pass budget
     sized for float32 from the memory free after the cast.
@@ -271,6 +287,7 @@ def scoring_bench(
     row_tokens: int = 256,
     repeats: int = 1,
     peak: float | None = None,
+    profile: bool = False,
 ) -> dict[str, Any]:
     """P1 and P2 of the four scorers on one model (and, with ``full_run``, release-wide token
     counts and a full-release run's time and memory).
@@ -287,6 +304,7 @@ def scoring_bench(
         row_tokens: nodes per row of the tree scorer.
         repeats: timings per scorer; the best is kept.
         peak: the device's dense bf16 peak in TFLOP/s (None: from the table of known GPUs).
+        profile: also profile one call of the tree scorer (:func:`_profiled`).
     """
     label = str(model or "tiny demo model (built now)")
     tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -350,6 +368,8 @@ def scoring_bench(
             results[f"P2_tree_speedup_vs_{baseline}"] = seconds[baseline] / seconds["tree"]
     results["P2_tree_codes_per_second"] = codes / seconds["tree"]
     results.update(_throughput(tree, engines["tree"].stats, seconds["tree"], peak))
+    if profile:  # before the float32 reference casts the model
+        results.update(_profiled(engines["tree"], scorers["tree"], requests))
     results.update(_exactness(tree, requests, values))
     if full_run:
         results.update(release_tokens(tree.tokenizer, tree.row_tokens))

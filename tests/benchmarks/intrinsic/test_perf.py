@@ -48,6 +48,16 @@ def test_bench_in_bfloat16_states_its_distance_from_fp32(tiny_model: Path) -> No
     assert results["tree_fraction_of_bf16_peak"] == results["tree_achieved_tflops"] / 2.0
 
 
+def test_bench_profile_shares_the_tree_scorers_time(tiny_model: Path) -> None:
+    results = scoring_bench(tiny_model, codes=24, device="cpu", profile=True)
+    shares = [results[f"profile_tree_{k}_share"] for k in ("matmul", "attention", "other")]
+    assert all(0 <= share <= 1 for share in shares) and sum(shares) == pytest.approx(1.0)
+    assert results["profile_tree_matmul_share"] > 0
+    # the products alone run faster than the whole call, which also waits for the rest
+    assert results["profile_tree_matmul_tflops"] > results["tree_achieved_tflops"]
+    assert "aten::mm" in results["profile_tree_top_ops"]
+
+
 def test_float32_reference_sizes_its_passes_for_float32(
     tiny_model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
