@@ -147,6 +147,7 @@ class PerfSettings:
         top_k: names per group where a measurement scores names.
         peak_tflops: the device's dense bf16 peak (None: from the table of known GPUs).
         profile: also profile one call of the tree scorer (where its time goes).
+        compile_layers: also time the tree scorer with compiled decoder layers.
     """
 
     model: Path | None = None
@@ -160,6 +161,7 @@ class PerfSettings:
     top_k: int = 1
     peak_tflops: float | None = None
     profile: bool = False
+    compile_layers: bool = False
 
 
 #: What the option of a speed measurement takes: ``count`` a number N >= 1 (``default`` when

@@ -408,6 +408,12 @@ def _add_bench(verbs: Any) -> None:
         help="also profile one call of the tree scorer: the shares of matrix products, "
         "attention and other operators in its time",
     )
+    bench.add_argument(
+        "--compile",
+        action="store_true",
+        help="also time the tree scorer with its decoder layers compiled by torch.compile "
+        "(the first call's compile time apart), against the eager scorers of the same run",
+    )
     bench.add_argument("--json", type=Path, help="also write the results as JSON here")
     bench.add_argument(
         "--top-k", type=int, default=1, help="names per group for --agreement (default: 1)"

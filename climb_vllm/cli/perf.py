@@ -43,6 +43,7 @@ def settings(args: argparse.Namespace) -> PerfSettings:
         top_k=args.top_k,
         peak_tflops=args.peak_tflops,
         profile=args.profile,
+        compile_layers=args.compile,
     )
 
 

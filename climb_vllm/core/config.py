@@ -20,6 +20,7 @@ _NOT_HASHED = frozenset(
         "batch_tokens",
         "scorer",
         "row_tokens",
+        "compile_layers",
         "display",
         "endpoints",
         "concurrency",
@@ -57,6 +58,8 @@ class EngineConfig(BaseModel):
         scorer: the local engine's scoring layout, "tree" (shared description heads), "prefix"
             or "naive"; all give the same log-probs within float rounding (not hashed).
         row_tokens: nodes per token-tree row of the "tree" scorer (not hashed).
+        compile_layers: the local engine's tree and prefix passes run through decoder layers
+            compiled with torch.compile (not hashed: the same log-probs within float rounding).
         display: progress display (not hashed).
         seeds: per-request sampling seeds of the http engine: "auto" (on, except for CPU
             servers that ``serve`` started), "on" or "off". Not hashed: every record stores the
@@ -83,6 +86,7 @@ class EngineConfig(BaseModel):
     batch_tokens: int | None = Field(default=None, ge=64)
     scorer: Literal["tree", "prefix", "naive"] = "tree"
     row_tokens: int = Field(default=256, ge=16)
+    compile_layers: bool = False
     display: Literal["rich", "plain", "none"] = "rich"
     seeds: Literal["auto", "on", "off"] = "auto"
 

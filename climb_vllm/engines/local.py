@@ -35,6 +35,7 @@ else installed.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import json
@@ -51,8 +52,10 @@ from climb_vllm.engines.base import (
     ScoreRequest,
     ScoreResult,
 )
+from climb_vllm.engines.compiled import CompiledLayers
 from climb_vllm.engines.identity import weights_fingerprint
 from climb_vllm.engines.memory import positions_per_pass
+from climb_vllm.engines.output_head import HeadLogprobs, at_least_fp32, split_matches
 from climb_vllm.engines.trie import Trie
 from climb_vllm.models.adapters import apply_adapter, describe_adapter
 from climb_vllm.models.demo_model import DEMO_MARKER
@@ -61,13 +64,6 @@ from climb_vllm.models.sources import provenance
 
 #: the in-process scoring layouts, fastest first (see the module docstring)
 SCORERS = ("tree", "prefix", "naive")
-
-
-def _at_least_fp32(logits: Any) -> Any:
-    """Logits in fp32, or in fp64 when the model runs in fp64 (for rounding checks)."""
-    import torch
-
-    return logits.to(torch.promote_types(logits.dtype, torch.float32))
 
 
 class LocalEngine:
@@ -87,6 +83,8 @@ class LocalEngine:
             names shared after it) or "naive" (every prompt + name as its own sequence).
         row_tokens: the most nodes in one attention row of the "tree" scorer.
         adapter: a LoRA adapter folder merged into the weights with peft (None: none).
+        compile_layers: run the tree and prefix scorers' passes through decoder layers
+            compiled with torch.compile (:mod:`.compiled`); the first pass pays the compile.
     """
 
     name = "local"
@@ -106,6 +104,7 @@ class LocalEngine:
         scorer: str = "tree",
         row_tokens: int = 256,
         adapter: str | None = None,
+        compile_layers: bool = False,
     ) -> None:
         import torch
         import transformers
@@ -165,16 +164,24 @@ class LocalEngine:
         self.row_tokens = min(row_tokens, self.batch_tokens)
         self._fingerprint = fingerprint(local) if local.is_dir() else None
         self._weights = weights_fingerprint(local) if local.is_dir() else None
-        self._split_head = self._check_split_head()
-        self._logit_buffer: Any = None  # the head's logits, reused across passes (CPU, fp32)
+        probe = list(self.tokenizer("Cholera is related to the name:")["input_ids"])
+        # The head only at read positions needs decoder and head apart (checked once).
+        self._split_head = split_matches(self.model, probe, self.device)
+        self._head_logprobs = HeadLogprobs(self.model)
+        self._compiled = CompiledLayers(self.model) if compile_layers else None
 
-    def with_scorer(self, scorer: str, batch_tokens: int | None = None) -> LocalEngine:
-        """This engine with another ``scorer`` (one of :data:`SCORERS`) and ``batch_tokens``
-        positions per pass (None: this engine's), sharing the loaded model (no second copy)."""
+    def with_scorer(
+        self, scorer: str, batch_tokens: int | None = None, compile_layers: bool | None = None
+    ) -> LocalEngine:
+        """This engine with another ``scorer`` (one of :data:`SCORERS`), ``batch_tokens``
+        positions per pass and compiled layers or not (None: as this engine), sharing the
+        loaded model (no second copy)."""
         if scorer not in SCORERS:
             raise UserError(f"Unknown scorer {scorer!r}.", f"use one of {', '.join(SCORERS)}.")
         other = copy.copy(self)
         other.scorer, other.stats, other._tries = scorer, EngineStats(), {}
+        if compile_layers is not None:
+            other._compiled = CompiledLayers(self.model) if compile_layers else None
         if batch_tokens is not None:
             other.batch_tokens = batch_tokens
             other.row_tokens = min(self.row_tokens, batch_tokens)
@@ -338,11 +345,13 @@ class LocalEngine:
         mask.masked_fill_(~allowed[:, None], torch.finfo(dtype).min)
         row_index = rows.to(self.device)
         target_index = targets.to(self.device)
-        with torch.inference_mode():
+        compiled = self._compiled.active() if self._compiled else contextlib.nullcontext()
+        with torch.inference_mode(), compiled:
             inputs = {
                 "input_ids": ids.to(self.device),
                 "attention_mask": mask.to(self.device),
                 "position_ids": positions.to(self.device),
+                "use_cache": False,  # one pass: a key-value cache would only be copied into
             }
             if self._split_head:
                 hidden = self.model.get_decoder()(**inputs).last_hidden_state
@@ -353,81 +362,12 @@ class LocalEngine:
                 self.stats.head_rows += int(unique_rows.numel())
             else:
                 logits = self.model(**inputs).logits.reshape(batch * width, -1)
-                logprobs = torch.log_softmax(_at_least_fp32(logits), dim=-1)
+                logprobs = torch.log_softmax(at_least_fp32(logits), dim=-1)
                 values = logprobs[row_index, target_index]
                 self.stats.head_rows += batch * width
         self.stats.padded_tokens += batch * width
         self.stats.batches += 1
         return values.to(device="cpu", dtype=torch.float64)
-
-    def _head_logprobs(self, hidden: Any, where: Any, targets: Any) -> Any:
-        """log p(targets) from the output head at ``hidden``'s rows (row ``where[i]`` for
-        target i).
-
-        On the CPU in fp32 the logits go into one buffer kept across passes and the
-        normaliser is taken in place: with a large vocabulary (Gemma's 262,144 tokens) the
-        logits of a pass are hundreds of MB, and allocating them afresh twice per pass (logits,
-        then log-softmax) costs a page fault per 4 KiB, a third of a pass's time (measured in
-        PERFORMANCE.md "Names per group"). The values equal log_softmax's to float rounding.
-        """
-        import torch
-
-        head = self.model.get_output_embeddings()
-        weight: Any = getattr(head, "weight", None)
-        plain = (
-            isinstance(head, torch.nn.Linear)
-            and head.bias is None
-            and weight is not None
-            and weight.dtype == torch.float32
-            and weight.device.type == "cpu"
-            and hidden.dtype == torch.float32
-        )
-        if not plain:
-            logprobs = torch.log_softmax(_at_least_fp32(self._head(hidden)), dim=-1)
-            return logprobs[where, targets]
-        rows, vocab = hidden.shape[0], weight.shape[0]
-        if self._logit_buffer is None or self._logit_buffer.shape[0] < rows:
-            self._logit_buffer = torch.empty((rows, vocab), dtype=torch.float32)
-        logits = self._logit_buffer[:rows]
-        torch.mm(hidden, weight.t(), out=logits)
-        cap = getattr(self.model.config, "final_logit_softcapping", None)
-        if cap:
-            logits.div_(cap).tanh_().mul_(cap)
-        chosen = logits[where, targets]  # a copy, taken before the buffer is overwritten
-        top = logits.max(dim=-1, keepdim=True).values
-        total = logits.sub_(top).exp_().sum(dim=-1).log_()
-        return chosen - (top.squeeze(1) + total)[where]
-
-    def _head(self, hidden: Any) -> Any:
-        logits = self.model.get_output_embeddings()(hidden)
-        cap = getattr(self.model.config, "final_logit_softcapping", None)
-        if cap:
-            logits = (logits / cap).tanh() * cap
-        return logits
-
-    def _check_split_head(self) -> bool:
-        """Whether decoder + output head reproduces the model's own logits.
-
-        Computing the head only at read positions needs the decoder and the head separately.
-        Architectures that post-process logits in ways this engine does not know would give
-        wrong numbers that way, so the split is verified once on a probe and the engine falls
-        back to the model's full forward (head at every position) when it does not match.
-        """
-        import torch
-
-        try:
-            decoder = self.model.get_decoder()
-            head = self.model.get_output_embeddings()
-        except (AttributeError, NotImplementedError):
-            return False
-        if decoder is None or head is None:
-            return False
-        probe = torch.tensor([list(self.tokenizer("Cholera is related to the name:")["input_ids"])])
-        with torch.inference_mode():
-            probe = probe.to(self.device)
-            full = self.model(input_ids=probe).logits.float()
-            split = self._head(decoder(input_ids=probe).last_hidden_state).float()
-        return bool(torch.allclose(full, split, atol=1e-3, rtol=1e-3))
 
     def _score_full(self, requests: Sequence[ScoreRequest]) -> list[ScoreResult]:
         import torch
@@ -452,9 +392,11 @@ class LocalEngine:
                     targets.append(token)
             with torch.inference_mode():
                 logits = self.model(
-                    input_ids=ids.to(self.device), attention_mask=attention.to(self.device)
+                    input_ids=ids.to(self.device),
+                    attention_mask=attention.to(self.device),
+                    use_cache=False,  # one pass: a key-value cache would only be copied into
                 ).logits
-                logprobs = torch.log_softmax(_at_least_fp32(logits), dim=-1)
+                logprobs = torch.log_softmax(at_least_fp32(logits), dim=-1)
                 logprobs = logprobs.reshape(len(batch) * width, -1)
                 values = logprobs[torch.tensor(rows), torch.tensor(targets)].cpu().tolist()
             self.stats.forward_tokens += sum(lengths[k] for k in batch)
@@ -586,6 +528,7 @@ class LocalEngine:
             "scorer": self.scorer,
             "row_tokens": self.row_tokens if self.scorer == "tree" else None,
             "split_head": self._split_head,
+            "compiled_layers": self._compiled is not None,
             "batch_tokens": self.batch_tokens,
             "batch_tokens_from": self.batch_tokens_from,
             "torch": torch.__version__,

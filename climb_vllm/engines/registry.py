@@ -14,6 +14,11 @@ def _http(config: EngineConfig) -> Engine:
     """The HTTP engine over ``config.endpoints`` (vLLM or any OpenAI-compatible server)."""
     from climb_vllm.engines.http import HttpEngine
 
+    if config.compile_layers:
+        raise UserError(
+            "--compile applies to the in-process engine; the servers run their own kernels.",
+            "drop --compile when evaluating through --endpoint or --engine http.",
+        )
     return HttpEngine(
         config.endpoints,
         served_model=config.adapter or config.served_model,
@@ -42,6 +47,7 @@ def _local(config: EngineConfig) -> Engine:
         scorer=config.scorer,
         row_tokens=config.row_tokens,
         adapter=config.adapter,
+        compile_layers=config.compile_layers,
     )
 
 

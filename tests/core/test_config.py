@@ -11,7 +11,7 @@ from climb_vllm.core.manifest import Section
 
 def test_speed_settings_do_not_change_the_hash() -> None:
     a = IntrinsicConfig(model="m", batch_tokens=1024, display="plain")
-    b = IntrinsicConfig(model="m", batch_tokens=8192, display="rich")
+    b = IntrinsicConfig(model="m", batch_tokens=8192, display="rich", compile_layers=True)
     assert a.config_hash() == b.config_hash()
     assert a.config_hash() != IntrinsicConfig(model="m", top_k=4).config_hash()
     assert a.config_hash() != IntrinsicConfig(model="m", device="cuda").config_hash()

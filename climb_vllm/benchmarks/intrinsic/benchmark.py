@@ -159,6 +159,14 @@ class IntrinsicBenchmark:
             field="row_tokens",
         ),
         Option(
+            "--compile",
+            "compile_layers",
+            "local engine: run the scoring passes through decoder layers compiled with "
+            "torch.compile (fuses the elementwise work around the matrix products; the first "
+            "pass pays the compile; same log-probs within float rounding)",
+            switch=True,
+        ),
+        Option(
             "--sex-rule",
             "sex_rule",
             "which codes are sex-specific: descendants (the CMS sex edits plus non-billable "

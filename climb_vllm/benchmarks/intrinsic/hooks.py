@@ -30,6 +30,7 @@ def _scoring(_: Any, settings: PerfSettings) -> dict[str, Any]:
         settings.repeats,
         settings.peak_tflops,
         settings.profile,
+        settings.compile_layers,
     )
 
 
@@ -152,6 +153,6 @@ HOOKS: tuple[BenchHook, ...] = (
 )
 
 SYNTHETIC = Synthetic(
-    deferred("climb_vllm.benchmarks.intrinsic.perf:synthetic_records"),
-    deferred("climb_vllm.benchmarks.intrinsic.perf:table_baseline"),
+    deferred("climb_vllm.benchmarks.intrinsic.table_perf:synthetic_records"),
+    deferred("climb_vllm.benchmarks.intrinsic.table_perf:table_baseline"),
 )

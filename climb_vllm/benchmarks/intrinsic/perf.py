@@ -33,10 +33,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import polars as pl
-
-from climb_vllm.core.store import RunStore
 from climb_vllm.engines.base import ScoreRequest
 from climb_vllm.engines.local import SCORERS, LocalEngine
 from climb_vllm.engines.trie import Trie
@@ -226,6 +222,49 @@ def _profiled(engine: LocalEngine, score: Scorer, requests: list[ScoreRequest]) 
     return results
 
 
+def _compiled_tree(
+    engine: LocalEngine,
+    requests: list[ScoreRequest],
+    eager: dict[str, Any],
+    repeats: int,
+) -> tuple[dict[str, Any], list[list[float]]]:
+    """The tree scorer again with its decoder layers compiled (:mod:`climb_vllm.engines.
+    compiled`): the first call's time (the compile included), the best of ``repeats`` timed
+    calls, its TFLOP/s and fraction of the peak, and its speed-ups and log-prob differences
+    against the eager scorers timed before it in the same process.
+
+    Args:
+        engine: the bench's tree engine (its model is shared, not copied).
+        requests: the bench's sample.
+        eager: the results so far (``P2_*_seconds``, the eager tree's ``tree_*`` figures).
+        repeats: timed calls; the best is kept.
+
+    Returns:
+        The figures, and the compiled scorer's log-probs (for the float32 comparison).
+    """
+    from climb_vllm.engines.flops import forward_flops
+
+    compiled = engine.with_scorer("tree", compile_layers=True)
+    score = _engine_scorer(compiled)
+    start = time.perf_counter()
+    score(requests)
+    results: dict[str, Any] = {"tree_compiled_first_call_seconds": time.perf_counter() - start}
+    seconds, values = _timed({"tree_compiled": score}, requests, repeats)
+    best = seconds["tree_compiled"]
+    stats = compiled.stats
+    achieved = forward_flops(compiled.model, stats.forward_tokens, stats.head_rows) / best / 1e12
+    results["P2_tree_compiled_seconds"] = best
+    results["tree_compiled_achieved_tflops"] = achieved
+    found = eager["device_peak_bf16_tflops"]
+    fraction = achieved / found if isinstance(found, float | int) else "unknown"
+    results["tree_compiled_fraction_of_bf16_peak"] = fraction
+    for baseline in ("tree", "hflm", "naive"):
+        if f"P2_{baseline}_seconds" in eager:
+            speedup = eager[f"P2_{baseline}_seconds"] / best
+            results[f"P2_tree_compiled_speedup_vs_{baseline}"] = speedup
+    return results, values["tree_compiled"]
+
+
 def float32_reference(engine: LocalEngine) -> LocalEngine:
     """The naive scorer on ``engine``'s model cast to float32 in place, with a pass budget
     sized for float32 from the memory free after the cast.
@@ -288,6 +327,7 @@ def scoring_bench(
     repeats: int = 1,
     peak: float | None = None,
     profile: bool = False,
+    compile_layers: bool = False,
 ) -> dict[str, Any]:
     """P1 and P2 of the four scorers on one model (and, with ``full_run``, release-wide token
     counts and a full-release run's time and memory).
@@ -305,6 +345,7 @@ def scoring_bench(
         repeats: timings per scorer; the best is kept.
         peak: the device's dense bf16 peak in TFLOP/s (None: from the table of known GPUs).
         profile: also profile one call of the tree scorer (:func:`_profiled`).
+        compile_layers: also time the tree scorer with compiled layers (:func:`_compiled_tree`).
     """
     label = str(model or "tiny demo model (built now)")
     tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -370,6 +411,14 @@ def scoring_bench(
     results.update(_throughput(tree, engines["tree"].stats, seconds["tree"], peak))
     if profile:  # before the float32 reference casts the model
         results.update(_profiled(engines["tree"], scorers["tree"], requests))
+    if compile_layers:  # likewise
+        compiled, values["tree_compiled"] = _compiled_tree(tree, requests, results, repeats)
+        results.update(compiled)
+        results["tree_compiled_max_abs_logprob_diff_vs_tree"] = max(
+            abs(a - b)
+            for x, y in zip(values["tree_compiled"], values["tree"])
+            for a, b in zip(x, y)
+        )
     results.update(_exactness(tree, requests, values))
     if full_run:
         results.update(release_tokens(tree.tokenizer, tree.row_tokens))
@@ -446,109 +495,4 @@ def names_growth_bench(
         results[f"K{k}_names_vs_K{base}"] = names / len(load_names().distinct(base))
     if tmp is not None:
         tmp.cleanup()
-    return results
-
-
-def synthetic_records(store: RunStore, model: str, rng: np.random.Generator) -> int:
-    """Write a full release's records (every code x the 30 distinct names, with the template
-    and calibration records) for ``model`` into ``store``: log-probabilities with per-name
-    base rates, per-code effects and noise, so that the metrics are not degenerate. Returns
-    the number of code records."""
-    from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
-    from climb_vllm.benchmarks.intrinsic.task import BENCHMARK, TEMPLATES, IntrinsicTask
-
-    config = IntrinsicConfig(model=model)
-    task = IntrinsicTask.from_config(config)
-    store.claim(BENCHMARK, config.hashed_fields(), config.config_hash())
-    names = list(task.distinct_names)
-    name_effect = rng.normal(-14, 2, len(names))
-    codes = list(task.codes)
-    code_effect = rng.normal(0, 1.5, len(codes))
-
-    def logprobs(rows: int, effects: np.ndarray) -> np.ndarray:
-        noise = rng.normal(0, 0.7, (rows, len(names)))
-        values: np.ndarray = (effects[:, None] + name_effect[None, :] + noise).ravel()
-        return values
-
-    for index, start in enumerate(range(0, len(codes), config.chunk_size)):
-        chunk = codes[start : start + config.chunk_size]
-        store.write_chunk(
-            BENCHMARK,
-            index,
-            pl.DataFrame(
-                {
-                    "code": np.repeat(chunk, len(names)),
-                    "name": np.tile(names, len(chunk)),
-                    "logprob": logprobs(len(chunk), code_effect[start : start + len(chunk)]),
-                }
-            ),
-        )
-    for index, (template, keys, _) in enumerate(task.template_prompts(config)):
-        free = [k.startswith("cf:") for k in keys]
-        store.write_chunk(
-            TEMPLATES,
-            index,
-            pl.DataFrame(
-                {
-                    "template": template,
-                    "kind": np.repeat(["content-free" if f else "code" for f in free], len(names)),
-                    "code": np.repeat([k.removeprefix("cf:") for k in keys], len(names)),
-                    "name": np.tile(names, len(keys)),
-                    "logprob": logprobs(len(keys), rng.normal(0, 1.5, len(keys))),
-                }
-            ),
-        )
-    return len(codes) * len(names)
-
-
-def table_baseline(run: Path) -> dict[str, Any]:
-    """On one synthetic run: the paper's Tables 1-3 by the reference Polars implementation
-    (``metrics.py``, point estimates only) against every intrinsic table with intervals by the
-    matrix implementation, and the shares of the names-alone null and the corrected AssocMAD."""
-    from climb_vllm.benchmarks.intrinsic import metrics
-    from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE, IntrinsicConfig
-    from climb_vllm.benchmarks.intrinsic.results import intrinsic_tables, slot_frame
-    from climb_vllm.benchmarks.intrinsic.task import BENCHMARK, TEMPLATES, IntrinsicTask
-
-    results: dict[str, Any] = {}
-    records = RunStore(run).read_records(BENCHMARK)
-    task = IntrinsicTask.from_config(IntrinsicConfig(model="x"))
-    slots = slot_frame(task, 5)
-    levels = task.ontology.table.select("code", *metrics.LEVELS)
-    specific = task.ontology.female_only | task.ontology.male_only
-    neutral = [c for c in task.codes if c not in specific]
-    start = time.perf_counter()
-    metrics.assoc_mad_by_level(records, slots, levels, neutral)
-    for attribute in ("sex", "ethnicity"):
-        metrics.assoc_mad_by_level(records, slots, levels, neutral, groups=(attribute,))
-    metrics.sex_preference(
-        records, slots, sorted(task.ontology.female_only), sorted(task.ontology.male_only)
-    )
-    results["reference_tables_1_3_one_run_seconds"] = time.perf_counter() - start
-    store = RunStore(run)
-    start = time.perf_counter()
-    intrinsic_tables(records, task, 5, store.read_records(TEMPLATES), DEFAULT_TEMPLATE)
-    results["matrix_all_intrinsic_tables_one_run_seconds"] = time.perf_counter() - start
-    # The names-alone null's share: the same tables without it, in the same run.
-    start = time.perf_counter()
-    intrinsic_tables(
-        records, task, 5, store.read_records(TEMPLATES), DEFAULT_TEMPLATE, permutations=0
-    )
-    results["matrix_tables_without_null_seconds"] = time.perf_counter() - start
-    results["names_alone_null_seconds"] = (
-        results["matrix_all_intrinsic_tables_one_run_seconds"]
-        - results["matrix_tables_without_null_seconds"]
-    )
-    # The corrected AssocMAD's share (raw and calibrated Tables 1 and 2), likewise.
-    start = time.perf_counter()
-    intrinsic_tables(records, task, 5, store.read_records(TEMPLATES), DEFAULT_TEMPLATE, draws=0)
-    results["matrix_tables_without_correction_seconds"] = time.perf_counter() - start
-    results["corrected_assoc_mad_seconds"] = (
-        results["matrix_all_intrinsic_tables_one_run_seconds"]
-        - results["matrix_tables_without_correction_seconds"]
-    )
-    results["speedup_tables_vs_reference"] = (
-        results["reference_tables_1_3_one_run_seconds"]
-        / results["matrix_all_intrinsic_tables_one_run_seconds"]
-    )
     return results

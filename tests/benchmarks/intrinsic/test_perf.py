@@ -58,6 +58,24 @@ def test_bench_profile_shares_the_tree_scorers_time(tiny_model: Path) -> None:
     assert "aten::mm" in results["profile_tree_top_ops"]
 
 
+def test_bench_compile_times_the_compiled_tree_against_the_eager_scorers(
+    tiny_model: Path,
+) -> None:
+    results = scoring_bench(tiny_model, codes=16, device="cpu", peak=2.0, compile_layers=True)
+    best = results["P2_tree_compiled_seconds"]
+    # the first call pays the compile, the timed calls do not
+    assert results["tree_compiled_first_call_seconds"] > best > 0
+    for baseline in ("tree", "naive"):
+        assert results[f"P2_tree_compiled_speedup_vs_{baseline}"] == pytest.approx(
+            results[f"P2_{baseline}_seconds"] / best
+        )
+    assert results["tree_compiled_fraction_of_bf16_peak"] == pytest.approx(
+        results["tree_compiled_achieved_tflops"] / 2.0
+    )
+    assert results["tree_compiled_max_abs_logprob_diff_vs_tree"] < 1e-4
+    assert results["tree_compiled_max_abs_diff_vs_fp32"] < 1e-4
+
+
 def test_float32_reference_sizes_its_passes_for_float32(
     tiny_model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
