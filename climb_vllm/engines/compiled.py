@@ -62,6 +62,18 @@ class CompiledLayers:
         start = time.perf_counter()
         try:
             yield
+        except Exception as exc:
+            # The compile runs inside the first pass: its failures (no C++ compiler for the
+            # CPU backend, an operator the compiler cannot trace) come from torch's compiler
+            # packages and are the user's to route around, unlike a failure of the pass itself.
+            if type(exc).__module__.startswith(("torch._dynamo", "torch._inductor")):
+                raise UserError(
+                    f"Compiling the decoder layers failed ({type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0][:200] if str(exc) else ''}).",
+                    "run without --compile (the eager layers give the same log-probs); on a "
+                    "CPU, torch.compile also needs a C++ compiler (gcc or clang).",
+                ) from exc
+            raise
         finally:
             for layer in self.layers:
                 vars(layer).pop("forward", None)

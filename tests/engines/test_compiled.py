@@ -68,6 +68,23 @@ def test_a_model_without_a_layer_list_is_refused() -> None:
         CompiledLayers(Flat())
 
 
+def test_a_failed_compile_is_one_error_that_names_the_fix(
+    compiled: LocalEngine, requests: list[ScoreRequest], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torch._dynamo.exc import InternalTorchDynamoError
+
+    def fails(*args: Any, **kwargs: Any) -> Any:
+        raise InternalTorchDynamoError("no C++ compiler found")
+
+    assert compiled._compiled is not None
+    monkeypatch.setattr(compiled._compiled, "_forwards", [fails] * len(compiled._compiled.layers))
+    with pytest.raises(UserError, match="Compiling the decoder layers failed") as caught:
+        compiled.score(requests[:2])
+    assert "run without --compile" in caught.value.fix
+    # the layers are eager again after the failure
+    assert all("forward" not in vars(layer) for layer in compiled._compiled.layers)
+
+
 def test_compile_is_refused_for_servers() -> None:
     config = EngineConfig(
         model="m", engine="http", endpoints=("http://127.0.0.1:9",), compile_layers=True
