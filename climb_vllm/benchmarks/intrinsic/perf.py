@@ -226,7 +226,9 @@ def _compiled_tree(
     engine: LocalEngine,
     requests: list[ScoreRequest],
     eager: dict[str, Any],
+    eager_values: list[list[float]],
     repeats: int,
+    peak: float | None,
 ) -> tuple[dict[str, Any], list[list[float]]]:
     """The tree scorer again with its decoder layers compiled (:mod:`climb_vllm.engines.
     compiled`): the first call's time (the compile included), the best of ``repeats`` timed
@@ -236,14 +238,14 @@ def _compiled_tree(
     Args:
         engine: the bench's tree engine (its model is shared, not copied).
         requests: the bench's sample.
-        eager: the results so far (``P2_*_seconds``, the eager tree's ``tree_*`` figures).
+        eager: the results so far (the eager scorers' ``P2_*_seconds``).
+        eager_values: the eager tree scorer's log-probs on ``requests``.
         repeats: timed calls; the best is kept.
+        peak: as in :func:`scoring_bench`.
 
     Returns:
         The figures, and the compiled scorer's log-probs (for the float32 comparison).
     """
-    from climb_vllm.engines.flops import forward_flops
-
     compiled = engine.with_scorer("tree", compile_layers=True)
     score = _engine_scorer(compiled)
     start = time.perf_counter()
@@ -251,17 +253,17 @@ def _compiled_tree(
     results: dict[str, Any] = {"tree_compiled_first_call_seconds": time.perf_counter() - start}
     seconds, values = _timed({"tree_compiled": score}, requests, repeats)
     best = seconds["tree_compiled"]
-    stats = compiled.stats
-    achieved = forward_flops(compiled.model, stats.forward_tokens, stats.head_rows) / best / 1e12
     results["P2_tree_compiled_seconds"] = best
-    results["tree_compiled_achieved_tflops"] = achieved
-    found = eager["device_peak_bf16_tflops"]
-    fraction = achieved / found if isinstance(found, float | int) else "unknown"
-    results["tree_compiled_fraction_of_bf16_peak"] = fraction
+    speed = _throughput(compiled, compiled.stats, best, peak)
+    for key in ("achieved_tflops", "fraction_of_bf16_peak"):
+        results[f"tree_compiled_{key}"] = speed[f"tree_{key}"]
     for baseline in ("tree", "hflm", "naive"):
         if f"P2_{baseline}_seconds" in eager:
             speedup = eager[f"P2_{baseline}_seconds"] / best
             results[f"P2_tree_compiled_speedup_vs_{baseline}"] = speedup
+    results["tree_compiled_max_abs_logprob_diff_vs_tree"] = max(
+        abs(a - b) for x, y in zip(values["tree_compiled"], eager_values) for a, b in zip(x, y)
+    )
     return results, values["tree_compiled"]
 
 
@@ -412,13 +414,10 @@ def scoring_bench(
     if profile:  # before the float32 reference casts the model
         results.update(_profiled(engines["tree"], scorers["tree"], requests))
     if compile_layers:  # likewise
-        compiled, values["tree_compiled"] = _compiled_tree(tree, requests, results, repeats)
-        results.update(compiled)
-        results["tree_compiled_max_abs_logprob_diff_vs_tree"] = max(
-            abs(a - b)
-            for x, y in zip(values["tree_compiled"], values["tree"])
-            for a, b in zip(x, y)
+        compiled, values["tree_compiled"] = _compiled_tree(
+            tree, requests, results, values["tree"], repeats, peak
         )
+        results.update(compiled)
     results.update(_exactness(tree, requests, values))
     if full_run:
         results.update(release_tokens(tree.tokenizer, tree.row_tokens))
