@@ -70,7 +70,7 @@ def ontology_2021():  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def encoder():  # type: ignore[no-untyped-def]
     """The real all-MiniLM-L6-v2 from its PyPI package."""
-    from climb_vllm.benchmarks.extrinsic.title_index import Encoder
+    from climb_vllm.benchmarks.extrinsic.encoder import Encoder
 
     return Encoder(device="cpu")
 

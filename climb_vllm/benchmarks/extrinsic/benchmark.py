@@ -180,7 +180,7 @@ class ExtrinsicBenchmark:
         BenchHook(
             "index_build",
             "time a first run's index build of N codes (default: the whole release) in "
-            "float32 and in bfloat16, and compare their answers",
+            "float32, in bfloat16 and from the packaged vectors, and compare their answers",
             _index_build_bench,
             default=95358,
         ),

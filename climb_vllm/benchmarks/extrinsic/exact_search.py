@@ -4,15 +4,19 @@ On a CPU with native bfloat16 arithmetic (AMX or AVX512-BF16), embedding the 202
 120,111 titles and other names under bfloat16 autocast takes about half the float32 time, but
 each unit vector moves by up to about 0.01 (largest ``||e_bf16 - e_fp32||`` over the release:
 0.0125), and that alone changed the answer for 6 of the 479 labelled strings (in one mapper or
-the other). So such
-vectors only *find* candidates here; every answer is decided on float32 vectors, which are
-computed on demand for exactly the rows whose order the approximation could have changed.
+the other). The package's 8-bit vectors
+(:mod:`~climb_vllm.benchmarks.extrinsic.packaged_vectors`, up to 0.0127) are approximate in the
+same way. So such vectors only *find* candidates here; every answer is decided on float32
+vectors, which are computed on demand for exactly the rows whose order the approximation could
+have changed.
 
 Why this is exact: for a unit query ``q`` and a row whose approximate vector ``a`` is within
-``error`` of its exact vector ``e``, ``|q.a - q.e| <= ||a - e|| <= error`` (Cauchy-Schwarz). A
-row whose approximate similarity is more than ``2 * error`` below another row's cannot overtake
-it, so only rows inside that window are re-scored. With ``error = 0`` (a float32 index) the same
-code re-scores the fetched candidates from the stored vectors, as before.
+its bound ``b`` of its exact vector ``e``, ``|q.a - q.e| <= ||a - e|| <= b`` (Cauchy-Schwarz),
+so its exact similarity lies in ``[q.a - b, q.a + b]``. A row whose upper end is below another
+row's lower end cannot overtake it, so only rows whose intervals reach the best lower ends are
+re-scored. Each row has its own bound: 0 for float32 rows, the stored distance (plus a margin)
+for packaged ones, a bound for all for bfloat16-computed ones. With every bound 0 (a float32
+index) the same code re-scores the fetched candidates from the stored vectors, as before.
 
 Each query is answered by a generator that yields the rows whose exact vectors it needs and
 returns its answer (:func:`resolve`), so the rows needed by all the queries of one call are
@@ -171,16 +175,18 @@ def resolve(jobs: list[Job[T]], rescorer: Rescorer) -> list[T]:
     return answers  # type: ignore[return-value]
 
 
-def window(sims: npt.NDArray[np.float32], depth: int, error: float) -> float:
-    """The lowest approximate similarity a row of the exact top ``depth`` can have, given the
-    approximate similarities ``sims`` of (at least) the approximate top ``depth`` rows: each of
-    those has an exact similarity of at least its own minus ``error``, so the exact ``depth``-th
-    best is at least the approximate one minus ``error``, and a row that reaches it has an
-    approximate similarity of at least that minus another ``error``."""
+def window(sims: npt.NDArray[np.float32], errors: npt.NDArray[np.float32], depth: int) -> float:
+    """The threshold for a row of the exact top ``depth``, given the approximate similarities
+    ``sims`` of (at least) the approximate top ``depth`` rows and each one's bound
+    ``errors``: a row can be there only if its approximate similarity plus its bound reaches
+    the threshold. Each row's exact similarity is at least its approximate one minus its
+    bound, so the ``depth``-th largest of those lower bounds is at most the exact
+    ``depth``-th best similarity."""
     if sims.size == 0:
         return -np.inf
-    kth = np.partition(sims, -min(depth, sims.size))[-min(depth, sims.size)]
-    return float(kth) - 2 * error - _slack(error)
+    lower = sims - errors
+    kth = np.partition(lower, -min(depth, lower.size))[-min(depth, lower.size)]
+    return float(kth) - _slack(errors)
 
 
 def _best(rows: npt.NDArray[np.int64], exact: npt.NDArray[np.float32]) -> tuple[int, float]:
@@ -208,16 +214,16 @@ def top_k(
     query: npt.NDArray[np.float32],
     sims: npt.NDArray[np.float32],
     rows: npt.NDArray[np.int64],
+    errors: npt.NDArray[np.float32],
     k: int,
-    error: float,
     rescorer: Rescorer,
 ) -> Job[tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]]:
     """The exact ``k`` best rows (best first, equal similarities by row) among candidates
-    ``rows`` with approximate similarities ``sims``, which must hold every row above
-    :func:`window`."""
+    ``rows`` with approximate similarities ``sims`` and bounds ``errors`` (row-aligned), which
+    must hold every row that reaches :func:`window`."""
     keep = rows >= 0
-    sims, rows = sims[keep], rows[keep]
-    needed = rows[sims >= window(sims, k, error)]
+    sims, rows, errors = sims[keep], rows[keep], errors[keep]
+    needed = rows[sims + errors >= window(sims, errors, k)]
     yield set(needed.tolist())
     exact = rescorer.sims(query, needed)
     order = _ranked(needed, exact)[:k]
@@ -228,33 +234,35 @@ def nearest_accepted(
     query: npt.NDArray[np.float32],
     sims: npt.NDArray[np.float32],
     rows: npt.NDArray[np.int64],
+    errors: npt.NDArray[np.float32],
     depth: int,
-    error: float,
     accept: Callable[[int], bool],
     rescorer: Rescorer,
 ) -> Job[Answer]:
     """Among the exact top ``depth`` rows, the best one that ``accept`` takes, else the best
     row of all: what a float32 index gives by walking its ``depth`` nearest rows in order.
 
-    ``sims``/``rows`` are the approximate similarities of candidates holding every row above
-    :func:`window` (for ``depth``)."""
+    ``sims``/``rows``/``errors`` are the approximate similarities and bounds of candidates
+    holding every row that reaches :func:`window` (for ``depth``)."""
     keep = rows >= 0
-    sims, rows = sims[keep], rows[keep]
+    sims, rows, errors = sims[keep], rows[keep], errors[keep]
     if rows.size == 0:
         return -np.inf, -1
-    in_pool = sims >= window(sims, depth, error)
-    pool_sims, pool_rows = sims[in_pool], rows[in_pool]
+    slack = _slack(errors)
+    in_pool = sims + errors >= window(sims, errors, depth)
+    pool_sims, pool_rows, pool_errors = sims[in_pool], rows[in_pool], errors[in_pool]
+    low, high = pool_sims - pool_errors, pool_sims + pool_errors
     taken = np.array([accept(int(r)) for r in pool_rows], dtype=bool)
     if taken.any():
-        top = float(pool_sims[taken].max())
-        near = pool_rows[taken & (pool_sims >= top - 2 * error - _slack(error))]
+        # The best taken row's exact similarity is at least the best lower bound among them.
+        near = pool_rows[taken & (high >= float(low[taken].max()) - slack)]
         yield set(near.tolist())
         row, sim = _best(near, rescorer.sims(query, near))
         # The row must also be among the exact top ``depth``: count the pool rows above it.
         # Rows outside the pool rank below every exact top-``depth`` row (see window()).
         others = pool_rows != row
-        surely = others & (pool_sims - error - _slack(error) > sim + TIE)
-        maybe = others & ~surely & (pool_sims + error + _slack(error) >= sim - TIE)
+        surely = others & (low - slack > sim + TIE)
+        maybe = others & ~surely & (high + slack >= sim - TIE)
         above = int(surely.sum())
         if above + int(maybe.sum()) >= depth and above < depth:
             unsure = pool_rows[maybe]
@@ -265,7 +273,7 @@ def nearest_accepted(
             above += int((higher | tied).sum())
         if above < depth:
             return sim, row
-    near = pool_rows[pool_sims >= float(pool_sims.max()) - 2 * error - _slack(error)]
+    near = pool_rows[high >= float(low.max()) - slack]
     yield set(near.tolist())
     row, sim = _best(near, rescorer.sims(query, near))
     return sim, row
@@ -275,19 +283,20 @@ def nearest_of(
     query: npt.NDArray[np.float32],
     sims: npt.NDArray[np.float32],
     rows: npt.NDArray[np.int64],
-    error: float,
+    errors: npt.NDArray[np.float32],
     rescorer: Rescorer,
 ) -> Job[Answer]:
-    """The exact nearest of ``rows`` (all of a small set, with approximate ``sims``); equal
-    similarities go to the lower row."""
+    """The exact nearest of ``rows`` (all of a small set, with approximate ``sims`` and bounds
+    ``errors``); equal similarities go to the lower row."""
     if rows.size == 0:
         return -np.inf, -1
-    near = rows[sims >= float(sims.max()) - 2 * error - _slack(error)]
+    near = rows[sims + errors >= float((sims - errors).max()) - _slack(errors)]
     yield set(near.tolist())
     row, sim = _best(near, rescorer.sims(query, near))
     return sim, row
 
 
-def _slack(error: float) -> float:
-    """Room below a bound for rows that may still tie (TIE) or that float32 rounding moved."""
-    return TIE + (_ROUNDING if error else 0.0)
+def _slack(errors: npt.NDArray[np.float32]) -> float:
+    """Room below a bound for rows that may still tie (TIE) or that float32 rounding moved
+    (only where some row is approximate: exact rows are re-scored from the same vectors)."""
+    return TIE + (_ROUNDING if errors.size and float(errors.max()) > 0 else 0.0)

@@ -52,7 +52,8 @@ from climb_vllm.benchmarks.extrinsic.text_match import Match, TextMatcher
 from climb_vllm.resources.ontology import dotted_code
 
 if TYPE_CHECKING:
-    from climb_vllm.benchmarks.extrinsic.title_index import Encoder, TitleIndex
+    from climb_vllm.benchmarks.extrinsic.encoder import Encoder
+    from climb_vllm.benchmarks.extrinsic.title_index import TitleIndex
     from climb_vllm.resources.ontology import Ontology
 
 METHODS = ("code", "exact", "embedding", "negated", "none")

@@ -199,8 +199,9 @@ def mapping_accuracy_bench(resamples: int, items_out: Path | None = None) -> dic
         items_out: a CSV of every string's predictions (default
             ``outputs/bench/mapping_accuracy_items.csv``).
     """
+    from climb_vllm.benchmarks.extrinsic.encoder import Encoder
     from climb_vllm.benchmarks.extrinsic.icdmap import Mapper
-    from climb_vllm.benchmarks.extrinsic.title_index import Encoder, build_or_load
+    from climb_vllm.benchmarks.extrinsic.title_index import build_or_load
     from climb_vllm.resources.ontology import load_ontology
 
     ontology = load_ontology("2021")

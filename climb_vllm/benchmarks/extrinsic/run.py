@@ -150,8 +150,9 @@ def build_mapper(
 ) -> Mapper:
     """The mapper over every code of the release, or over ``index_limit`` sampled codes plus
     every gold code (the sample is stratified by chapter and fixed)."""
+    from climb_vllm.benchmarks.extrinsic.encoder import Encoder
     from climb_vllm.benchmarks.extrinsic.icdmap import Mapper
-    from climb_vllm.benchmarks.extrinsic.title_index import Encoder, build_or_load
+    from climb_vllm.benchmarks.extrinsic.title_index import build_or_load
 
     codes = None
     if index_limit is not None:

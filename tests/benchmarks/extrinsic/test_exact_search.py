@@ -12,7 +12,8 @@ import numpy.typing as npt
 import pytest
 
 from climb_vllm.benchmarks.extrinsic.exact_search import TIE
-from climb_vllm.benchmarks.extrinsic.title_index import APPROXIMATION_ERROR, TitleIndex
+from climb_vllm.benchmarks.extrinsic.title_index import TitleIndex
+from climb_vllm.benchmarks.extrinsic.vector_cache import APPROXIMATION_ERROR
 
 ROWS, DIM, QUERIES = 3000, 24, 300
 
@@ -37,12 +38,13 @@ def _unit(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
     return unit
 
 
-@pytest.fixture(scope="module")
-def world() -> tuple[TitleIndex, npt.NDArray[np.float32], npt.NDArray[np.float32], _Lookup]:
+def _world(
+    per_row: bool, spread: float = 0.08
+) -> tuple[TitleIndex, npt.NDArray[np.float32], npt.NDArray[np.float32], _Lookup]:
     rng = np.random.default_rng(7)
     # Clusters of near-duplicates, as ICD titles are: many rows within the error of each other.
     centres = rng.normal(size=(150, DIM))
-    exact = _unit(centres[rng.integers(0, 150, ROWS)] + 0.08 * rng.normal(size=(ROWS, DIM)))
+    exact = _unit(centres[rng.integers(0, 150, ROWS)] + spread * rng.normal(size=(ROWS, DIM)))
     exact[10] = exact[11]  # an exact tie: the lower row must win
     noise = _unit(rng.normal(size=(ROWS, DIM)).astype(np.float64))
     rough = _unit(exact + noise * rng.uniform(0, APPROXIMATION_ERROR * 0.95, (ROWS, 1)))
@@ -53,8 +55,29 @@ def world() -> tuple[TitleIndex, npt.NDArray[np.float32], npt.NDArray[np.float32
     index.add(rough)
     titles = [f"row {i}" for i in range(ROWS)]
     approximate = np.ones(ROWS, dtype=bool)
-    built = TitleIndex(["X"] * ROWS, titles, rough, index, "k", None, -1, approximate, lookup)  # type: ignore[arg-type]
+    # Per row: each row's own distance, as tight as a bound can be (the packaged vectors').
+    distance = np.linalg.norm(rough.astype(np.float64) - exact, axis=1)
+    bounds = (distance + 1e-7).astype(np.float32) if per_row else None
+    built = TitleIndex(
+        ["X"] * ROWS,
+        titles,
+        rough,
+        index,
+        "k",
+        None,
+        -1,
+        approximate,
+        lookup,  # type: ignore[arg-type]
+        bounds,
+    )
     return built, exact, queries, lookup
+
+
+@pytest.fixture(scope="module", params=["one bound for all rows", "a bound per row"])
+def world(
+    request: pytest.FixtureRequest,
+) -> tuple[TitleIndex, npt.NDArray[np.float32], npt.NDArray[np.float32], _Lookup]:
+    return _world(request.param == "a bound per row")
 
 
 def _order(exact: npt.NDArray[np.float32], query: npt.NDArray[np.float32]) -> list[int]:
@@ -110,6 +133,15 @@ def test_nearest_of_a_row_set_equals_brute_force(world) -> None:  # type: ignore
         best = rows[_order(exact[rows], query)[0]]  # positions in ``rows`` keep row order
         assert row == best
         assert sim == pytest.approx(float(exact[best] @ query), abs=1e-6)
+
+
+def test_bounds_per_row_re_check_fewer_rows_for_the_same_answers() -> None:
+    # Looser clusters than above, so that fewer rows lie near each query's best.
+    shared, _, queries, shared_lookup = _world(per_row=False, spread=0.3)
+    own, _, _, own_lookup = _world(per_row=True, spread=0.3)
+    few = queries[:50]
+    np.testing.assert_array_equal(shared.search(few, 1)[1], own.search(few, 1)[1])
+    assert 0 < own_lookup.embedded < 0.7 * shared_lookup.embedded
 
 
 def test_a_float32_index_embeds_nothing() -> None:

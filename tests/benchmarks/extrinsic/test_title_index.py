@@ -8,12 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from climb_vllm.benchmarks.extrinsic import title_index
-from climb_vllm.benchmarks.extrinsic.title_index import (
+from climb_vllm.benchmarks.extrinsic.title_index import build_or_load
+from climb_vllm.benchmarks.extrinsic.vector_cache import (
     APPROXIMATION_ERROR,
     PRECISION_VARIABLE,
     VERIFY_SHARE,
-    build_or_load,
 )
 from climb_vllm.core.errors import UserError
 
@@ -69,7 +68,7 @@ def test_bfloat16_cache_answers_as_float32_and_float32_cache_wins(  # type: igno
     monkeypatch.setenv(PRECISION_VARIABLE, "bfloat16")
     rough = build_or_load(ontology_2021, codes, encoder, cache=tmp_path, display="none", names=True)
     assert rough.approximate is not None and rough.path is not None
-    assert rough.path.name.endswith(".bf16.npy")
+    assert rough.path.name.endswith(".approx.npy")
     check = json.loads(rough.path.with_suffix(".json").read_text())["bfloat16_check"]
     assert 0 < check["max_distance"] <= APPROXIMATION_ERROR * VERIFY_SHARE
     # The vectors really are approximate: they differ from float32 ones by more than rounding.
@@ -78,7 +77,7 @@ def test_bfloat16_cache_answers_as_float32_and_float32_cache_wins(  # type: igno
     monkeypatch.setenv(PRECISION_VARIABLE, "float32")
     exact = build_or_load(ontology_2021, codes, encoder, cache=tmp_path, display="none", names=True)
     assert exact.approximate is None and exact.path is not None
-    assert not exact.path.name.endswith(".bf16.npy")
+    assert not exact.path.name.endswith(".approx.npy")
     queries = encoder.encode(
         ["heart attack", "chest pain on exertion", "asthma flare", "CHF", "angina", "copd"]
     )
@@ -88,41 +87,8 @@ def test_bfloat16_cache_answers_as_float32_and_float32_cache_wins(  # type: igno
         np.testing.assert_array_equal(rough_rows, exact_rows)
         np.testing.assert_allclose(rough_sims, exact_sims, atol=1e-6)
     assert rough.rescorer.embedded > 0
-    assert rough.describe()["vectors"].startswith("bfloat16")
+    assert rough.describe()["vectors"].startswith("approximate")
     # Once a float32 cache exists it is used whatever the setting.
     monkeypatch.setenv(PRECISION_VARIABLE, "bfloat16")
     again = build_or_load(ontology_2021, codes, _NoEncoder(), cache=tmp_path, display="none")  # type: ignore[arg-type]
     assert again.approximate is None
-
-
-def test_a_failed_bfloat16_check_falls_back_to_float32(  # type: ignore[no-untyped-def]
-    ontology_2021, encoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(PRECISION_VARIABLE, "bfloat16")
-    monkeypatch.setattr(title_index, "APPROXIMATION_ERROR", 1e-9)
-    built = build_or_load(ontology_2021, ["I10", "E11.9"], encoder, cache=tmp_path, display="none")
-    assert built.approximate is None and built.path is not None and built.path.exists()
-    meta = json.loads(built.path.with_suffix(".json").read_text())
-    assert meta["bfloat16_check"]["max_distance"] > 1e-9
-
-
-@pytest.mark.parametrize("value", ["fp8", "half"])
-def test_an_unknown_precision_is_one_error_naming_the_choices(
-    value: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(PRECISION_VARIABLE, value)
-    with pytest.raises(UserError, match="auto, float32 or bfloat16"):
-        title_index.index_precision()
-
-
-def test_bfloat16_weights_cast_once_give_the_autocast_vectors_bit_for_bit(encoder) -> None:  # type: ignore[no-untyped-def]
-    import torch
-
-    texts = ["Essential (primary) hypertension", "Type 2 diabetes mellitus without complications"]
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        expected = encoder.model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
-    expected = expected / np.linalg.norm(expected, axis=1, keepdims=True)
-    np.testing.assert_array_equal(encoder.encode(texts, bfloat16=True), expected)
-    # The float32 model is untouched: float32 vectors are not bfloat16 ones.
-    assert encoder.model[0].auto_model.encoder.layer[0].output.dense.weight.dtype == torch.float32
-    assert not np.array_equal(encoder.encode(texts), expected)

@@ -1,0 +1,36 @@
+"""How a cache gets its vectors: the precision chosen, and the bfloat16 check's fallback.
+
+(Caches made from the packaged vectors: ``test_packaged_vectors.py``; caches through the
+index: ``test_title_index.py``.)"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from climb_vllm.benchmarks.extrinsic import vector_cache
+from climb_vllm.benchmarks.extrinsic.title_index import build_or_load
+from climb_vllm.benchmarks.extrinsic.vector_cache import PRECISION_VARIABLE
+from climb_vllm.core.errors import UserError
+
+
+def test_a_failed_bfloat16_check_falls_back_to_float32(  # type: ignore[no-untyped-def]
+    ontology_2021, encoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PRECISION_VARIABLE, "bfloat16")
+    monkeypatch.setattr(vector_cache, "APPROXIMATION_ERROR", 1e-9)
+    built = build_or_load(ontology_2021, ["I10", "E11.9"], encoder, cache=tmp_path, display="none")
+    assert built.approximate is None and built.path is not None and built.path.exists()
+    meta = json.loads(built.path.with_suffix(".json").read_text())
+    assert meta["bfloat16_check"]["max_distance"] > 1e-9
+
+
+@pytest.mark.parametrize("value", ["fp8", "half"])
+def test_an_unknown_precision_is_one_error_naming_the_choices(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PRECISION_VARIABLE, value)
+    with pytest.raises(UserError, match="auto, float32, bfloat16, packaged"):
+        vector_cache.index_precision()
