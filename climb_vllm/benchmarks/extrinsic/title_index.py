@@ -48,10 +48,10 @@ from climb_vllm.benchmarks.extrinsic.exact_search import (
 )
 from climb_vllm.benchmarks.extrinsic.vector_cache import (
     APPROXIMATION_ERROR,
-    approximate_path,
     embedded,
     index_precision,
     row_bounds,
+    stored_path,
 )
 from climb_vllm.core.cache import cache_root
 from climb_vllm.core.errors import UserError
@@ -325,7 +325,7 @@ def build_or_load(
     embeddings, encoder, rough, bounds = embedded(
         titles, path, encoder, display, "embedding ICD titles", meta, precision
     )
-    path = approximate_path(path) if rough else path
+    path = stored_path(path, rough)
     if not names:
         approximate = np.full(len(chosen), rough)
         return TitleIndex(

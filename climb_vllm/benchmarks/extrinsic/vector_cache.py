@@ -124,6 +124,15 @@ def _stored_bounds(path: Path, rows: int) -> npt.NDArray[np.float32] | None:
     return bounds.astype(np.float32) if bounds.shape == (rows,) else None
 
 
+def stored_path(path: Path, approximate: bool) -> Path:
+    """The file that holds the vectors cached for ``path``: ``path`` itself for float32 ones,
+    else its approximate sibling (or the older name of one, where only that exists)."""
+    if not approximate:
+        return path
+    rough = approximate_path(path)
+    return rough if rough.exists() or not _legacy_path(path).exists() else _legacy_path(path)
+
+
 def approximate_path(path: Path) -> Path:
     """Where a cache of approximate vectors (bfloat16-computed or packaged) is kept."""
     return path.with_suffix(".approx.npy")

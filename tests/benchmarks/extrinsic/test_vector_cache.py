@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from climb_vllm.benchmarks.extrinsic import vector_cache
@@ -34,3 +35,17 @@ def test_an_unknown_precision_is_one_error_naming_the_choices(
     monkeypatch.setenv(PRECISION_VARIABLE, value)
     with pytest.raises(UserError, match="auto, float32, bfloat16, packaged"):
         vector_cache.index_precision()
+
+
+def test_a_cache_under_its_older_name_is_read_and_reported_as_it_is(  # type: ignore[no-untyped-def]
+    ontology_2021, encoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PRECISION_VARIABLE, "bfloat16")
+    built = build_or_load(ontology_2021, ["I10", "E11.9"], encoder, cache=tmp_path, display="none")
+    assert built.path is not None and built.path.name.endswith(".approx.npy")
+    # Caches written before packaged vectors existed were named .bf16.npy.
+    older = built.path.with_name(built.path.name.replace(".approx.npy", ".bf16.npy"))
+    built.path.rename(older)
+    again = build_or_load(ontology_2021, ["I10", "E11.9"], None, cache=tmp_path, display="none")
+    assert again.path == older and again.approximate is not None
+    np.testing.assert_array_equal(again.embeddings, built.embeddings)
