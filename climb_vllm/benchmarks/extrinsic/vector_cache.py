@@ -93,6 +93,9 @@ def embedded(
         if bounds is not None:
             # Written before the vectors: a cache whose vectors exist has its bounds.
             _save(_bounds_path(target), bounds)
+        else:
+            # Bounds left by an earlier cache of the same texts would be too tight for these.
+            _bounds_path(target).unlink(missing_ok=True)
         _save(target, embeddings)
         target.with_suffix(".json").write_text(json.dumps({**meta, **facts}))
     except OSError as exc:

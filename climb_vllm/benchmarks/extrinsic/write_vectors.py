@@ -16,6 +16,7 @@ from climb_vllm.benchmarks.extrinsic import title_index
 from climb_vllm.benchmarks.extrinsic.encoder import encoder_fingerprint
 from climb_vllm.benchmarks.extrinsic.packaged_vectors import FOLDER, VECTORS, write
 from climb_vllm.benchmarks.extrinsic.vector_cache import APPROXIMATION_ERROR, VERIFY_SHARE
+from climb_vllm.core.errors import UserError
 from climb_vllm.resources.data import packaged
 from climb_vllm.resources.ontology import load_ontology
 
@@ -54,7 +55,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     limit = APPROXIMATION_ERROR * VERIFY_SHARE
     out = args.out or packaged(FOLDER, VECTORS).parent
-    written = write(index.titles, index.embeddings, facts, out, limit)
+    try:
+        written = write(index.titles, index.embeddings, facts, out, limit)
+    except OSError as exc:
+        raise UserError(
+            f"Cannot write the packaged vectors in {out} ({exc.strerror}).",
+            "give --out a writable folder.",
+        ) from exc
     print(json.dumps(written, indent=1))
     return written
 

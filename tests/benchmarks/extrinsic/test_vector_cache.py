@@ -49,3 +49,19 @@ def test_a_cache_under_its_older_name_is_read_and_reported_as_it_is(  # type: ig
     again = build_or_load(ontology_2021, ["I10", "E11.9"], None, cache=tmp_path, display="none")
     assert again.path == older and again.approximate is not None
     np.testing.assert_array_equal(again.embeddings, built.embeddings)
+
+
+def test_vectors_without_bounds_drop_the_bounds_an_earlier_cache_left(  # type: ignore[no-untyped-def]
+    ontology_2021, encoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    codes = ["I10", "E11.9"]
+    monkeypatch.setenv(PRECISION_VARIABLE, "packaged")
+    packaged = build_or_load(ontology_2021, codes, encoder, cache=tmp_path, display="none")
+    assert packaged.path is not None
+    bounds = packaged.path.with_suffix(".bounds.npy")
+    assert bounds.exists()
+    packaged.path.unlink()  # the vectors go, their bounds stay
+    monkeypatch.setenv(PRECISION_VARIABLE, "bfloat16")
+    rough = build_or_load(ontology_2021, codes, encoder, cache=tmp_path, display="none")
+    assert rough.approximate is not None and not bounds.exists()
+    assert rough.bounds is not None and (rough.bounds == vector_cache.APPROXIMATION_ERROR).all()

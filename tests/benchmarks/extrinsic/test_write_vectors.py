@@ -10,6 +10,7 @@ import pytest
 from climb_vllm.benchmarks.extrinsic import title_index, write_vectors
 from climb_vllm.benchmarks.extrinsic.encoder import encoder_fingerprint
 from climb_vllm.benchmarks.extrinsic.packaged_vectors import load
+from climb_vllm.core.errors import UserError
 
 
 def test_the_writer_stores_every_indexed_text_with_its_facts(  # type: ignore[no-untyped-def]
@@ -31,3 +32,16 @@ def test_the_writer_stores_every_indexed_text_with_its_facts(  # type: ignore[no
     built = real(ontology_2021, codes, encoder, cache=tmp_path / "c", names=True)
     assert facts["rows"] == len(set(built.titles)) > len(codes)
     assert stored.lookup(built.titles)[1].all()
+
+
+def test_an_unwritable_destination_is_one_error_naming_the_fix(  # type: ignore[no-untyped-def]
+    encoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = title_index.build_or_load
+    monkeypatch.setattr(
+        title_index, "build_or_load", lambda ontology, **kw: real(ontology, ["I10"], encoder, **kw)
+    )
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(UserError, match="--out"):
+        write_vectors.main(["--cache", str(tmp_path / "c"), "--out", str(blocker / "sub")])
