@@ -10,7 +10,9 @@ the third held out while its rules were written (CRC-32 of the text mod 3 = 0), 
 set's halves, its held-out half fixed before any rule was written for it, and the third set's
 parts (disease names written by DiseaseDecipher's authors), its held-out part fixed likewise,
 and four more sets of such names, all held out (the seventh coded after the lay names of
-:mod:`~climb_vllm.resources.icd_terms` were written; none read when its clinical names were).
+:mod:`~climb_vllm.resources.icd_terms` were written; none read when its clinical names were),
+and an eighth set written for the project like the first two, in the words of a discharge
+diagnosis list, all held out.
 
 A string is correct at level L when the first predicted code has the gold code's level-L
 ancestor (L1 chapter, L3 category, L5 the code itself); a negated string is correct at every
@@ -53,6 +55,7 @@ SPLITS = (
     "held_out_5",
     "held_out_6",
     "held_out_7",
+    "held_out_8",
 )
 #: The packaged labelled sets; a file without a ``split`` column splits by CRC-32 mod 3.
 PACKAGED = (
@@ -63,6 +66,7 @@ PACKAGED = (
     "disease_names_5.tsv",
     "disease_names_6.tsv",
     "disease_names_7.tsv",
+    "clinician_diagnoses_8.tsv",
 )
 
 
@@ -74,7 +78,8 @@ class Labelled:
         text: the diagnosis as written.
         code: the code a coder would assign ("" when the text negates its diagnosis).
         kind: abbreviation, lay, eponym, specificity, title_variant, status_post, history,
-            family_history, rule_out, negation, misspelling, combination or qualifier.
+            family_history, rule_out, negation, misspelling, combination, qualifier or
+            answer_style (a diagnosis as a discharge list words it, with its qualifiers).
         split: one of :data:`SPLITS`.
     """
 

@@ -17,6 +17,7 @@ from climb_vllm.benchmarks.extrinsic.mapping_accuracy import (
 )
 from climb_vllm.core.errors import UserError
 
+FIRST_AND_SECOND = ("development", "held_out", "development_2", "held_out_2")
 KINDS = {
     "abbreviation",
     "lay",
@@ -31,6 +32,7 @@ KINDS = {
     "misspelling",
     "combination",
     "qualifier",
+    "answer_style",
 }
 
 
@@ -42,7 +44,7 @@ def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untype
     first_texts = {i.text.lower() for i in labelled if i.split in ("development", "held_out")}
     assert not any(i.text.lower() in first_texts for i in labelled if i.split.endswith("_2"))
     # Nor does the third, taken from another dataset.
-    earlier = {i.text.lower() for i in labelled if i.split[-2:] not in ("_3", "_4", "_5", "_6")}
+    earlier = {i.text.lower() for i in labelled if i.split in FIRST_AND_SECOND}
     assert not any(i.text.lower() in earlier for i in labelled if i.split.endswith("_3"))
     third_texts = {i.text.lower() for i in labelled if i.split.endswith("_3")}
     assert not any(
@@ -50,7 +52,7 @@ def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untype
     )
     # Each later set repeats no string of the sets before it.
     seen = earlier | third_texts
-    for suffix in ("_4", "_5", "_6"):
+    for suffix in ("_4", "_5", "_6", "_7", "_8"):
         later = {i.text.lower() for i in labelled if i.split.endswith(suffix)}
         assert later and not later & seen, suffix
         seen |= later
@@ -71,6 +73,7 @@ def test_labelled_set_is_valid(ontology_2021) -> None:  # type: ignore[no-untype
     assert splits["held_out_5"] >= 130
     assert splits["held_out_6"] >= 140
     assert splits["held_out_7"] >= 120
+    assert splits["held_out_8"] >= 300
 
 
 def test_second_set_split_is_the_crc_fixed_when_written() -> None:
