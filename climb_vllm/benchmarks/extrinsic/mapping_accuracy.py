@@ -17,7 +17,8 @@ diagnosis list, all held out.
 A string is correct at level L when the first predicted code has the gold code's level-L
 ancestor (L1 chapter, L3 category, L5 the code itself); a negated string is correct at every
 level when nothing is predicted. Accuracy is given for the whole set, for each split and for
-each kind of string, with a 95% bootstrap interval over strings (N resamples).
+each kind of string, and for the sets held out whole pooled (:data:`POOLED`), with a 95%
+bootstrap interval over strings (N resamples).
 
 The abbreviations in context (:mod:`~climb_vllm.benchmarks.extrinsic.senses`) are scored the
 same way, each point mapped with its context and without it.
@@ -57,6 +58,9 @@ SPLITS = (
     "held_out_7",
     "held_out_8",
 )
+#: The sets held out whole, pooled in the report (``<mapper>_<level>_pooled_held_out``): every
+#: string of each was written before the rules it measures, and none by the mapper's output.
+POOLED = ("held_out_4", "held_out_5", "held_out_6", "held_out_7", "held_out_8")
 #: The packaged labelled sets; a file without a ``split`` column splits by CRC-32 mod 3.
 PACKAGED = (
     "clinician_diagnoses.tsv",
@@ -250,6 +254,10 @@ def mapping_accuracy_bench(resamples: int, items_out: Path | None = None) -> dic
                 low, high = _interval(part, resamples, rng)
                 results[f"{name}_{level}_{split}"] = float(part.mean()) if part.size else None
                 results[f"{name}_{level}_{split}_ci95"] = f"{low:.3f}-{high:.3f}"
+            pooled = flags[np.isin(splits, POOLED)]
+            low, high = _interval(pooled, resamples, rng)
+            results[f"{name}_{level}_pooled_held_out"] = float(pooled.mean())
+            results[f"{name}_{level}_pooled_held_out_ci95"] = f"{low:.3f}-{high:.3f}"
         for kind in dict.fromkeys(kinds.tolist()):
             mine = right[kinds == kind]
             results[f"{name}_L3_L5_{kind}"] = f"{mine[:, 2].mean():.3f} / {mine[:, 4].mean():.3f}"

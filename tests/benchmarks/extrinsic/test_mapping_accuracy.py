@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from climb_vllm.benchmarks.extrinsic.mapping_accuracy import (
+    POOLED,
+    SPLITS,
     context_accuracy,
     correct,
     load_contexts,
@@ -167,3 +169,13 @@ def test_score_on_a_mapper(mapper, ontology_2021, tmp_path: Path) -> None:  # ty
     assert predicted == [("I10",), ()]
     assert qualifiers == ["none", "negated"]
     assert seconds >= 0
+
+
+def test_pooled_splits_are_sets_held_out_whole() -> None:
+    # A pooled split must be a set held out whole: a set with a development part would put
+    # strings that rules were written on into the pooled held-out figure.
+    present = {item.split for item in load_labelled()}
+    assert set(POOLED) <= present
+    for split in POOLED:
+        assert split.startswith("held_out_") and split in SPLITS, split
+        assert f"development_{split.removeprefix('held_out_')}" not in SPLITS, split
