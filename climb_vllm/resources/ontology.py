@@ -28,7 +28,6 @@ Method decisions (CLIMB paper, section 3.1, and CliBench's level computation):
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +35,14 @@ from typing import TYPE_CHECKING
 
 from climb_vllm.core.errors import UserError
 from climb_vllm.resources.data import packaged
+from climb_vllm.resources.default_child import (
+    GENERIC_WORDS,
+    by_side,
+    by_words,
+    common_words,
+    own_words,
+)
+from climb_vllm.resources.words import content_words
 
 if TYPE_CHECKING:  # polars is imported lazily so that the scoring path runs without it
     import polars as pl
@@ -238,14 +245,21 @@ class Ontology:
         return found
 
     def default_leaf(
-        self, code: str, side: str | None = None, nos: frozenset[str] = frozenset()
+        self,
+        code: str,
+        side: str | None = None,
+        nos: frozenset[str] = frozenset(),
+        said: frozenset[str] = frozenset(),
     ) -> str | None:
         """The billable code a coder would take for ``code``: itself when billable; for a
         non-billable header, its default child, descending one level at a time (None when a
         level has no default).
 
-        At each level the default child is the first that :func:`_default_child` finds, and
-        a 7th character may follow "X" placeholders (S93.02 -> S93.02XA).
+        At each level the children the side allows (:func:`~climb_vllm.resources.
+        default_child.by_side`) are narrowed to those whose own words the text says
+        (:func:`~climb_vllm.resources.default_child.by_words`), and of those the first that
+        :func:`~climb_vllm.resources.default_child.default_child` finds is taken; a 7th
+        character may follow "X" placeholders (S93.02 -> S93.02XA).
 
         Args:
             code: the code.
@@ -254,28 +268,111 @@ class Ontology:
                 S93.401A for "right").
             nos: the codes with an inclusion term "... NOS"
                 (:func:`~climb_vllm.resources.icd_terms.nos_codes`); empty: that rule is off.
+            said: the text's content words (:func:`~climb_vllm.resources.words.
+                content_words`); empty: every level takes its default for a text that says
+                nothing more.
         """
         if code not in self:
             return None
-        descriptions = self.table["description"]
         while not self.is_billable(code):
             children = self._children(code)
             if not children:
                 return None
-            titles = [descriptions[self._index[c]].lower() for c in children]
-            if side is not None:
-                sided = [(c, t) for c, t in zip(children, titles) if side in t.split()]
-            else:
-                # A text that names no side takes a child that names none either.
-                sided = [(c, t) for c, t in zip(children, titles) if not _SIDES & set(t.split())]
-            if sided:
-                children, titles = [c for c, _ in sided], [t for _, t in sided]
-            parent = descriptions[self._index[code]].lower()
-            chosen = _default_child(children, titles, nos, parent)
+            chosen = self._choose(code, children, side, nos, said)
             if chosen is None:
                 return None
             code = chosen
         return code
+
+    def refine(
+        self,
+        code: str,
+        side: str | None = None,
+        nos: frozenset[str] = frozenset(),
+        said: frozenset[str] = frozenset(),
+        fit: Callable[[str], bool] | None = None,
+        named: frozenset[str] = frozenset(),
+    ) -> str:
+        """``code``, or the sibling that says more of the text's words than ``code`` does
+        (:func:`~climb_vllm.resources.default_child.by_words`): a search that found S73.003A,
+        "subluxation of unspecified hip", for "dislocation of the hip" gives S73.006A. The
+        siblings are the children of the header above ``code`` (without its 7th character)
+        that ``fit`` accepts; ``named``: the content words of the name the search found
+        ``code`` by, when that is another of its names (an inclusion term: "lymphocytic
+        thyroiditis" of E06.3, "Autoimmune thyroiditis"), which count as ``code``'s own; other
+        arguments as for :meth:`default_leaf`.
+
+        ``code`` stands where its title shares no content word with the text but generic ones
+        (the search found it by meaning: "chronic back pain" is M54.9, "Dorsalgia", whatever
+        M54.5, "Low back pain", says), and where no sibling says strictly more of the text's
+        own words; a code of a side the text does not name yields to a sibling that names
+        none and says as much (S43.005A, left, -> S43.006A for "dislocation of the
+        shoulder").
+        """
+        base = code[:-1] if len(code.replace(".", "")) == 7 else code
+        parent = self._parent(base)
+        if parent is None or not said:
+            return code
+        children = self._children(parent)
+        if base not in children:
+            return code
+        descriptions = self.table["description"]
+        if not (content_words(descriptions[self._index[base]]) - GENERIC_WORDS | named) & said:
+            return code
+        titles = [descriptions[self._index[c]].lower() for c in children]
+        sided = set(by_side(children, titles, side))
+
+        def allowed_side(child: str) -> bool:
+            return children.index(child) in sided
+
+        allowed = [
+            k
+            for k, c in enumerate(children)
+            if c == base or (k in sided and (fit is None or fit(c)))
+        ]
+        codes, kept = [children[k] for k in allowed], [titles[k] for k in allowed]
+        own = own_words(kept)
+        at = codes.index(base)
+        own[at] |= named - common_words(kept)
+        hits = [len(w & said) for w in own]
+        mine = hits.pop(at)
+        # A code of a side the text does not name yields to a sibling that says as much.
+        if not hits or max(hits) < mine or (max(hits) == mine and allowed_side(base)):
+            return code
+        if not allowed_side(base):
+            at = codes.index(base)
+            codes, kept = codes[:at] + codes[at + 1 :], kept[:at] + kept[at + 1 :]
+        chosen = by_words(codes, kept, said, nos, descriptions[self._index[parent]].lower())
+        if chosen is None:
+            return code
+        return self.default_leaf(chosen, side, nos, said) or code
+
+    def _choose(
+        self,
+        code: str,
+        children: list[str],
+        side: str | None,
+        nos: frozenset[str],
+        said: frozenset[str],
+    ) -> str | None:
+        """The child of ``code`` among ``children`` that a text naming ``side`` and saying
+        ``said`` takes, or None (see :meth:`default_leaf`)."""
+        descriptions = self.table["description"]
+        titles = [descriptions[self._index[c]].lower() for c in children]
+        kept = by_side(children, titles, side)
+        children, titles = [children[k] for k in kept], [titles[k] for k in kept]
+        return by_words(children, titles, said, nos, descriptions[self._index[code]].lower())
+
+    def _parent(self, code: str) -> str | None:
+        """The header one level above ``code``: its longest shorter prefix in the release
+        (T42.4X2 -> T42.4X, S73.006 -> S73.00), or None for a category."""
+        plain = code.replace(".", "")
+        for length in range(len(plain) - 1, 2, -1):
+            prefix = plain[:length]
+            dotted = prefix if length == 3 else f"{prefix[:3]}.{prefix[3:]}"
+            if dotted in self:
+                return dotted
+        return None
 
     def _children(self, code: str) -> list[str]:
         """The codes one level below ``code``: one more character, ignoring the dot; where
@@ -487,103 +584,3 @@ def export_release(out: Path) -> int:
     frame.write_parquet(tmp, compression="zstd", compression_level=19)
     tmp.replace(out)
     return int((frame["kind"] == "code").sum())
-
-
-def _unspecified(title: str) -> bool:
-    return "unspecified" in title or "not specified" in title
-
-
-_SIDES = frozenset({"right", "left"})
-
-
-def _plain(title: str) -> str:
-    """A title's words without punctuation ("alcohol abuse, with withdrawal, unspecified" and
-    "alcohol abuse with withdrawal, unspecified" read the same)."""
-    return " ".join(re.findall(r"[a-z0-9]+", title.lower()))
-
-
-def _stem(code: str) -> str:
-    """``code`` without its 7th character and the "X" placeholders before it (S93.02XA ->
-    S93.02), so that its last character is the one the tabular list's levels assign."""
-    if len(code.replace(".", "")) == 7:
-        code = code[:-1]
-    return code.rstrip("X")
-
-
-def _default_child(
-    children: list[str], titles: list[str], nos: frozenset[str] = frozenset(), parent: str = ""
-) -> str | None:
-    """The child a coder takes when the text says nothing more, in this order (titles in lower
-    case, row-aligned with ``children``; ``nos``: the codes with an inclusion term "... NOS";
-    ``parent``: their parent's title in lower case), leaving out a child titled "with other
-    complication" when a sibling is titled "without complication" (B27.9 -> B27.90, not
-    B27.99):
-
-    0. titled as the parent followed by ", unspecified", punctuation aside (F10.12 -> F10.129,
-       "alcohol abuse with intoxication, unspecified"; F10.13 -> F10.139);
-    0a. titled "..., uncomplicated", the Index's default where the children name what the
-       condition caused (F10.1 -> F10.10, not F10.19, "with unspecified alcohol-induced
-       disorder"; F11.2 -> F11.20);
-    0b. titled as the parent followed by ", unspecified site", and ending in "0" or "9" before
-       any 7th character (C81.9 -> C81.90, where C81.99 is "Hodgkin lymphoma, unspecified,
-       extranodal and solid organ sites"; T20.0 -> T20.00XA, where T20.09XA is "multiple
-       sites"; a child ending in "1" is a side or an organism);
-    1. ending in "9" and titled unspecified (I50 -> I50.9, I82.40 -> I82.409);
-    2. ending in "0" and titled unspecified (E78.0 -> E78.00, S72.0 -> S72.00, where S72.09 is
-       "other"; O32.1 -> O32.1XX0, "not applicable or unspecified"; K40.9 -> K40.90, "not
-       specified as recurrent");
-    3. ending in "9", unless it is a 7th character (E11 -> E11.9, "without complications";
-       I26.9 -> I26.99, "other pulmonary embolism", the Index's code for a pulmonary embolism
-       NOS; a 7th "9" of the O chapter is "other fetus");
-    4. the first titled unspecified;
-    5. the only one titled as the parent (I85 -> I85.0, "Esophageal varices", beside I85.1,
-       "Secondary esophageal varices");
-    6. the only one with an inclusion term "... NOS", the tabular list's own statement of
-       the default (C91.1 -> C91.10, "chronic lymphocytic leukemia of B-cell type NOS"; J45.2
-       -> J45.20; N40 -> N40.0, "enlarged prostate NOS"; I85 -> I85.00);
-    7. the one titled "without" more often than every other child (the default when no
-       complication is named: I25.1 -> I25.10, K70.1 -> K70.10; K80.2 -> K80.20, "without
-       cholecystitis without obstruction");
-    8. a 7th character "A", initial encounter (S06.0X9 -> S06.0X9A);
-    9. the only child;
-    10. the only child ending in "8" and titled "other".
-    """
-    extension = len(children[0].replace(".", "")) == 7
-    pairs = list(zip(children, titles))
-    if any("without complication" in t for t in titles):
-        # "With other complication" is never what a text that names none means (B27.9 ->
-        # B27.90, "unspecified without complication", not B27.99).
-        pairs = [(c, t) for c, t in pairs if "with other complication" not in t]
-    rules: tuple[Callable[[str, str], bool], ...] = (
-        lambda c, t: _plain(t) == _plain(f"{parent} unspecified"),
-        lambda c, t: t.endswith(", uncomplicated"),
-        lambda c, t: t == f"{parent}, unspecified site" and _stem(c)[-1] in "09",
-        lambda c, t: c.endswith("9") and _unspecified(t),
-        lambda c, t: c.endswith("0") and _unspecified(t),
-        lambda c, t: c.endswith("9") and not extension,
-        lambda c, t: _unspecified(t),
-    )
-    for rule in rules:
-        chosen = next((c for c, t in pairs if rule(c, t)), None)
-        if chosen is not None:
-            return chosen
-    same = [c for c, t in pairs if t == parent]
-    if len(same) == 1:
-        return same[0]
-    stated = [c for c, _ in pairs if c in nos]
-    if len(stated) == 1:
-        return stated[0]
-    counts = [t.count("without") for _, t in pairs]
-    if counts and max(counts) > 0 and counts.count(max(counts)) == 1:
-        return pairs[counts.index(max(counts))][0]
-    if extension:
-        chosen = next((c for c in children if c.endswith("A")), None)
-        if chosen is not None:
-            return chosen
-    if len(children) == 1:
-        return children[0]
-    # With no unspecified child, the "other" child is what the Index gives for the bare term
-    # (D63 -> D63.8, "Anemia in other chronic diseases classified elsewhere"; D61.81,
-    # "Pancytopenia" -> D61.818, "Other pancytopenia").
-    other = [c for c, t in pairs if _stem(c).endswith("8") and "other" in t.split()]
-    return other[0] if len(other) == 1 else None

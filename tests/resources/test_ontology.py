@@ -186,6 +186,8 @@ def test_billable_codes_and_the_billable_codes_under_a_header() -> None:
         ("F17.21", "F17.210"),
         ("F10.12", "F10.129"),  # "<parent>, unspecified" beats "uncomplicated" (F10.120)
         ("F10.13", "F10.139"),  # the same, punctuation aside ("abuse, with withdrawal")
+        ("G43.0", "G43.009"),  # "not intractable" beside "intractable", then the "9"
+        ("G40.A", "G40.A09"),
         ("XYZ", None),
     ],
 )
@@ -195,4 +197,50 @@ def test_default_leaf(header: str, leaf: str | None) -> None:
 
 
 def test_the_nos_rule_is_off_without_the_terms() -> None:
-    assert load_ontology("2021").default_leaf("C91.1") is None
+    ontology = load_ontology("2021")
+    # A41.01 (MSSA) holds "Staphylococcus aureus sepsis NOS"; nothing else tells it from A41.02.
+    assert ontology.default_leaf("A41.0") is None
+    assert ontology.default_leaf("A41.0", nos=nos_codes(ontology)) == "A41.01"
+
+
+@pytest.mark.parametrize(
+    ("header", "side", "leaf"),
+    [
+        ("I69.35", "left", "I69.354"),  # the left side is the non-dominant one by default
+        ("I69.35", "right", "I69.351"),  # and the right side the dominant one
+        ("G81.9", "left", "G81.94"),  # "nondominant", spelled without the hyphen
+        ("S93.40", "right", "S93.401A"),
+    ],
+)
+def test_default_leaf_on_a_named_side(header: str, side: str, leaf: str) -> None:
+    assert load_ontology("2021").default_leaf(header, side) == leaf
+
+
+@pytest.mark.parametrize(
+    ("code", "text", "side", "refined"),
+    [
+        # Subluxation and dislocation are siblings: the word the text says decides.
+        ("S73.003A", "dislocation of the hip", None, "S73.006A"),
+        ("S43.005A", "dislocation of the left shoulder", "left", "S43.005A"),
+        # The intent of a poisoning.
+        ("T42.4X1A", "intentional overdose of benzodiazepines", None, "T42.4X2A"),
+        # "Bilateral" is no side of one limb, but a child of its own.
+        ("I65.29", "bilateral carotid artery stenosis", None, "I65.23"),
+        # "Chronic" picks I50.22 over I50.23, which adds "acute" the text does not say.
+        ("I50.20", "chronic heart failure with reduced ejection fraction", None, "I50.22"),
+        # A text that says no sibling's own word keeps what the search found.
+        ("T38.3X3A", "insulin overdose", None, "T38.3X3A"),
+        # The code's own words are among the most said: kept.
+        ("I50.23", "acute on chronic systolic heart failure", None, "I50.23"),
+        # A category has no siblings to choose among.
+        ("I10", "essential hypertension", None, "I10"),
+    ],
+)
+def test_refine_takes_the_sibling_whose_own_words_the_text_says(
+    code: str, text: str, side: str | None, refined: str
+) -> None:
+    from climb_vllm.resources.words import content_words
+
+    ontology = load_ontology("2021")
+    assert ontology.refine(code, side, said=content_words(text)) == refined
+    assert ontology.refine(code, side) == code  # nothing said: nothing to choose by

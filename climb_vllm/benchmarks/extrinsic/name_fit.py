@@ -10,12 +10,13 @@ severities, sides), the diabetes type default and the hypertension combinations.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
+
+from climb_vllm.resources.words import FUNCTION_WORDS, plain_words
 
 _PREGNANCY = re.compile(
     r"pregnan|gestation|obstetric|deliver|labou?r\b|partum|puerper|trimester|eclampsia|"
@@ -58,7 +59,6 @@ _KIDNEY_DISEASE = re.compile(
     r"(?:kidney|renal) disease|nephrosclerosis",
     re.IGNORECASE,
 )
-_PLAIN_WORD = re.compile(r"[a-z]+")
 # Words whose meanings exclude each other: a text saying one (and not the other) takes no name
 # saying only the other ("toxic multinodular goiter" is not "... with diffuse goiter").
 _OPPOSITES = (
@@ -174,9 +174,9 @@ def fits(
             what its title says, so "X" / "nonX" is checked against the title too
             ("multinodular goiter" under "Nontoxic multinodular goiter" is not toxic).
         inborn: whether no name that leaves "congenital" out holds all the text's words
-            (:func:`content_words`): "congenital" then separates nothing, and a congenital
-            name fits ("spherocytosis" is "Hereditary spherocytosis", "urethral valves"
-            "Congenital posterior urethral valves").
+            (:func:`~climb_vllm.resources.words.content_words`): "congenital" then separates
+            nothing, and a congenital name fits ("spherocytosis" is "Hereditary
+            spherocytosis", "urethral valves" "Congenital posterior urethral valves").
     """
     if code[0] == "O" and not _PREGNANCY.search(text):
         return False
@@ -240,7 +240,7 @@ def _contradicts(text: str, name: str) -> bool:
     for m in _WITH.finditer(name):
         if (m.group(1).lower() != "with", m.group(2).lower()) in withs:
             return True
-    text_words, name_words = _words(text), _words(name)
+    text_words, name_words = plain_words(text), plain_words(name)
     text_opposites = text_words & _OPPOSITE_WORDS
     if text_opposites:
         for one, other in _OPPOSITES:
@@ -259,9 +259,9 @@ def _contradicts(text: str, name: str) -> bool:
     )
     if "non" not in lower_text and "non" not in lower_name:
         return False  # the common case, checked once per candidate name
-    in_text = set(_PLAIN_WORD.findall(lower_text))
+    in_text = set(plain_words(lower_text))
     # "..., not specified as traumatic" leaves the word open.
-    in_name = set(_PLAIN_WORD.findall(_NOT_SPECIFIED_AS.sub("", lower_name)))
+    in_name = set(plain_words(_NOT_SPECIFIED_AS.sub("", lower_name)))
     for mine, theirs in ((in_text, in_name), (in_name, in_text)):
         for word in theirs:
             if word.startswith("non") and word[3:] in mine and word not in mine:
@@ -269,37 +269,15 @@ def _contradicts(text: str, name: str) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _words(text: str) -> frozenset[str]:
-    """The lower-case words of a text or name (cached: the same names recur across texts)."""
-    return frozenset(_PLAIN_WORD.findall(text.lower()))
-
-
 def congenital(name: str) -> bool:
     """Whether a name says congenital (or hereditary, inborn, familial)."""
     return bool(_CONGENITAL.search(name))
 
 
-# Words that say nothing about what a condition is.
-_FUNCTION_WORDS = frozenset(
-    "a an and as at by due for from in into of on or other specified the to unspecified with "
-    "without nos".split()
-)
-
-
-def content_words(text: str) -> frozenset[str]:
-    """A text's words that name something, lower case, a plural's final "s" dropped
-    ("urethral valves" -> urethral, valve)."""
-    return frozenset(
-        w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith(("ss", "is", "us")) else w
-        for w in _words(text)
-        if w not in _FUNCTION_WORDS
-    )
-
-
 def plain_postings(names: Sequence[str]) -> dict[str, npt.NDArray[np.int32]]:
-    """Content word (:func:`content_words`) -> the sorted rows of ``names`` that hold it, over
-    the names that do not say congenital (vectorised: the release has ~120,000 names)."""
+    """Content word (:func:`~climb_vllm.resources.words.content_words`) -> the sorted rows of
+    ``names`` that hold it, over the names that do not say congenital (vectorised: the release
+    has ~120,000 names)."""
     import polars as pl
 
     words = (
@@ -309,9 +287,16 @@ def plain_postings(names: Sequence[str]) -> dict[str, npt.NDArray[np.int32]]:
         .select("row", pl.col("name").str.to_lowercase().str.extract_all(r"[a-z]+").alias("w"))
         .explode("w")
         .drop_nulls("w")
-        .filter(~pl.col("w").is_in(list(_FUNCTION_WORDS)))
+        .filter(~pl.col("w").is_in(list(FUNCTION_WORDS)))
+        # climb_vllm.resources.words.singular, vectorised.
         .with_columns(
-            pl.when(
+            pl.when((pl.col("w").str.len_chars() > 4) & pl.col("w").str.ends_with("ies"))
+            .then(
+                pl.concat_str(
+                    [pl.col("w").str.slice(0, pl.col("w").str.len_chars() - 3), pl.lit("y")]
+                )
+            )
+            .when(
                 (pl.col("w").str.len_chars() > 4)
                 & pl.col("w").str.ends_with("s")
                 & ~pl.col("w").str.contains("(?:ss|is|us)$")

@@ -6,7 +6,8 @@ For one diagnosis text (a point with no code in it):
 1. **Qualifier** (:mod:`~climb_vllm.benchmarks.extrinsic.qualifiers`): a negated text maps to
    nothing (method ``negated``); a past, family or post-procedure text is searched as
    "personal history of X" (or an exact "old X"), "family history of X", "presence of X" /
-   "acquired absence of X" / "X status" among the Z codes only; an uncertain one as X.
+   "acquired absence of X" / "X status" among the Z codes only (a family point among the
+   family history codes Z80-Z84, the others among the rest); an uncertain one as X.
 2. **Readings**: misspelt words corrected (:mod:`~climb_vllm.benchmarks.extrinsic.spelling`),
    then shorthand read and each sense of each abbreviation
    (:mod:`~climb_vllm.benchmarks.extrinsic.abbreviations`); the text as written is kept as the
@@ -59,7 +60,6 @@ from climb_vllm.benchmarks.extrinsic.abbreviations import (
 )
 from climb_vllm.benchmarks.extrinsic.name_fit import (
     congenital,
-    content_words,
     fits,
     named_side,
     plain_postings,
@@ -67,6 +67,7 @@ from climb_vllm.benchmarks.extrinsic.name_fit import (
 from climb_vllm.benchmarks.extrinsic.spelling import Speller
 from climb_vllm.benchmarks.extrinsic.title_index import CANDIDATES
 from climb_vllm.resources.icd_terms import nos_codes
+from climb_vllm.resources.words import content_words
 
 if TYPE_CHECKING:
     from climb_vllm.benchmarks.extrinsic.encoder import Encoder
@@ -190,7 +191,7 @@ class TextMatcher:
             bare = _UNSPECIFIED_NAME.sub("", name)
             if bare != name and self.key(bare):
                 self.exact.setdefault(self.key(bare), row)
-        self._leaf: dict[tuple[str, str | None], str] = {}
+        self._leaf: dict[tuple[str, str | None, str, str, str], str] = {}
         self.nos = nos_codes(ontology)
         # An abbreviation's diagnosis sense names its code ("acute coronary syndrome" is I24.9,
         # which no title says), after every name of the release, unless that name is a header
@@ -223,9 +224,20 @@ class TextMatcher:
         self.title_of = {code: titles[row] for code, row in title_row.items()}
         # Content word -> rows of the names that do not say congenital; built when first needed.
         self._plain_postings: dict[str, npt.NDArray[np.int32]] | None = None
-        self.z_rows = np.array(
-            [row for row, code in enumerate(index.codes) if code.startswith("Z")], dtype=np.int64
-        )
+        # Family history is Z80-Z84 and nothing else is: a family point searches those rows,
+        # a personal history or status point the other Z codes.
+        family = [code.startswith("Z8") and code[2] in "01234" for code in index.codes]
+        self.z_rows = {
+            kind: np.array(
+                [
+                    row
+                    for row, code in enumerate(index.codes)
+                    if code.startswith("Z") and family[row] == (kind == "family")
+                ],
+                dtype=np.int64,
+            )
+            for kind in ("family", "other")
+        }
 
     def _is_title(self, name: str) -> bool:
         """Whether ``name`` is a title of the index (by key)."""
@@ -281,7 +293,7 @@ class TextMatcher:
 
     def _said_plainly(self, reading: str) -> bool:
         """Whether some name that does not say congenital holds every content word of
-        ``reading`` (:func:`~climb_vllm.benchmarks.extrinsic.name_fit.content_words`); True
+        ``reading`` (:func:`~climb_vllm.resources.words.content_words`); True
         for a reading without content words."""
         words = content_words(reading)
         if not words:
@@ -299,14 +311,36 @@ class TextMatcher:
                 return False
         return True
 
-    def leaf(self, code: str, text: str = "") -> str:
+    def leaf(
+        self,
+        code: str,
+        text: str = "",
+        reading: str = "",
+        qualifier: str = "",
+        name: str = "",
+    ) -> str:
         """``code``, or its default billable code when it is a header that has one, on the
-        side ``text`` names when it names one."""
+        side ``text`` names when it names one.
+
+        With the ``reading`` that found ``code`` (and its ``qualifier``), each level's child is
+        chosen by the words the reading says, and so is then the code's sibling, among those
+        whose names fit the reading (:func:`fits`;
+        :meth:`~climb_vllm.resources.ontology.Ontology.refine`); the words of the ``name``
+        that found ``code``, when it is not its title, count as the code's own.
+        """
         side = named_side(text)
-        if (code, side) not in self._leaf:
-            leaf = self.ontology.default_leaf(code, side, self.nos)
-            self._leaf[(code, side)] = leaf or code
-        return self._leaf[(code, side)]
+        key = (code, side, reading, qualifier, name)
+        if key not in self._leaf:
+            said = content_words(reading) if reading else frozenset()
+            leaf = self.ontology.default_leaf(code, side, self.nos, said) or code
+
+            def fit(sibling: str) -> bool:
+                title = self.title_of.get(sibling, "")
+                return fits(reading, qualifier, sibling, title, title)
+
+            named = content_words(name) if name else frozenset()
+            self._leaf[key] = self.ontology.refine(leaf, side, self.nos, said, fit, named)
+        return self._leaf[key]
 
     def match(
         self, texts: Sequence[str], contexts: Sequence[tuple[str, ...]] | None = None
@@ -362,10 +396,17 @@ class TextMatcher:
                 best[(False, reading)] = answer
         for reading in {r for t, p in pending if p for r in plans[t].general} - set(general):
             best[(False, reading)] = (1.0, self.exact[self.key(reading)])
-        if within_z:
-            sims_z, rows_z = self.index.search_rows(self.encoder.encode(within_z), self.z_rows)
-            for reading, sim, row in zip(within_z, sims_z, rows_z):
-                best[(True, reading)] = (float(sim), int(row))
+        family_of = {
+            r: plans[t].qualifier == "family" for t, _ in pending for r in plans[t].within_z
+        }
+        for kind in ("family", "other"):
+            readings = [r for r in within_z if family_of[r] == (kind == "family")]
+            if readings:
+                sims_z, rows_z = self.index.search_rows(
+                    self.encoder.encode(readings), self.z_rows[kind]
+                )
+                for reading, sim, row in zip(readings, sims_z, rows_z):
+                    best[(True, reading)] = (float(sim), int(row))
         by_context = self._by_context([k for k in pending if k[1]], plans, best)
         for key in pending:
             plan = plans[key[0]]
@@ -381,7 +422,13 @@ class TextMatcher:
             if row < 0 or sim < 0.0:
                 found[key] = Match("none", None, math.nan, plan.qualifier)
             else:
-                code = self.leaf(self.index.codes[row], plan.sides)
+                # A Z-code reading ("personal history of X") adds words of its own: the
+                # search among Z codes decides alone.
+                said = reading if reading in plan.general else ""
+                found_code, name = self.index.codes[row], self.index.titles[row]
+                if name == self.title_of.get(found_code):
+                    name = ""
+                code = self.leaf(found_code, plan.sides, said, plan.qualifier, name)
                 method = "exact" if sim == 1.0 and self.key(reading) in self.exact else "embedding"
                 found[key] = Match(
                     method,

@@ -7,10 +7,10 @@ import pytest
 
 from climb_vllm.benchmarks.extrinsic.name_fit import (
     congenital,
-    content_words,
     fits,
     plain_postings,
 )
+from climb_vllm.resources.words import content_words
 
 
 def test_diabetes_without_a_type_is_type_2() -> None:
@@ -148,12 +148,6 @@ def test_a_congenital_name_fits_when_the_text_names_only_what_it_holds() -> None
     name = "Congenital posterior urethral valves"
     assert not fits("urethral valves", "none", "Q64.2", name)
     assert fits("urethral valves", "none", "Q64.2", name, inborn=True)
-
-
-def test_content_words_drop_function_words_and_plurals() -> None:
-    assert content_words("Urethral valves, unspecified") == {"urethral", "valve"}
-    assert content_words("Disease of the bones") == {"disease", "bone"}
-    assert content_words("of the") == frozenset()
 
 
 def test_plain_postings_agree_with_content_words() -> None:

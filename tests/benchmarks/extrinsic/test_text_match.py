@@ -61,6 +61,9 @@ CODES = (
     "M71.2",
     "K22.3",
     "G56.2",
+    "Z12.11",
+    "S73.00",
+    "T42.4X1A",
 )
 
 
@@ -240,3 +243,26 @@ def test_a_congenital_name_fits_where_no_other_name_holds_the_words(names_mapper
     # "Acquired hemolytic anemia" holds both words: the hereditary name needs the word.
     assert names_mapper.map_texts(["hemolytic anemia"])[0].code != "D58.9"
     assert names_mapper.map_texts(["hereditary hemolytic anemia"])[0].code == "D58.9"
+
+
+def test_a_family_point_searches_only_the_family_history_codes(names_mapper: Mapper) -> None:
+    # Z12.11, "screening for malignant neoplasm of colon", is nearer "family history of colon
+    # cancer" than Z80.0 among all Z codes; only Z80-Z84 are family history.
+    match = names_mapper.map_texts(["family history of colon cancer"])[0]
+    assert (match.code, match.qualifier) == ("Z80.0", "family")
+    # And a personal history never takes a family history code.
+    assert _codes(names_mapper, ["h/o colon cancer"])[0] != "Z80.0"
+
+
+def test_a_found_code_yields_to_the_sibling_the_text_names(names_mapper: Mapper) -> None:
+    # The index holds the accidental poisoning T42.4X1A, not the intentional one beside it:
+    # the text's word decides.
+    hip, overdose = names_mapper.map_texts(
+        ["dislocation of the hip", "intentional overdose of benzodiazepines"]
+    )
+    # The header S73.00, "subluxation and dislocation of hip", descends to the dislocation
+    # (S73.006A), not to the first unspecified child (S73.003A, a subluxation).
+    assert hip.code == "S73.006A"
+    assert overdose.code == "T42.4X2A"
+    # Saying nothing that tells the siblings apart keeps what the search found.
+    assert _codes(names_mapper, ["benzodiazepine overdose"])[0] == "T42.4X1A"
