@@ -37,8 +37,12 @@ For one diagnosis text (a point with no code in it):
    :func:`~climb_vllm.benchmarks.extrinsic.senses.choose` among the readings that chose one.
 5. **Leaf**: a non-billable header found by 3 or 4 is replaced by its default billable code
    (:meth:`~climb_vllm.resources.ontology.Ontology.default_leaf`, with the tabular list's
-   "NOS" inclusion terms), on the side the text names in any reading; a header without one stays
-   as it is.
+   "NOS" inclusion terms), on the side the text names in any reading, each level's child
+   chosen first by the words the reading says that tell the children apart; a header without
+   one stays as it is. Then a code found by the search (not by an exact name, nor among the Z
+   codes) yields to a sibling that says strictly more of those words and fits the reading
+   (:meth:`~climb_vllm.resources.ontology.Ontology.refine`: "dislocation of the hip" takes
+   the dislocation, not the subluxation; "intentional overdose" the intentional poisoning).
 """
 
 from __future__ import annotations
