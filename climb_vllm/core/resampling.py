@@ -108,6 +108,27 @@ def resample_weights(
     return rng.multinomial(size, np.full(size, 1.0 / size), size=resamples).astype(np.float64)
 
 
+def ratio_interval(
+    numerators: npt.ArrayLike,
+    denominators: npt.ArrayLike,
+    level: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``sum(numerators) / sum(denominators)``, resampling
+    units: row u of both arrays is one unit (say, a note excerpt's correct edits and its
+    expected-or-made edits). Returns (nan, nan) for no units."""
+    num = np.asarray(numerators, dtype=np.float64)
+    den = np.asarray(denominators, dtype=np.float64)
+    if num.size == 0:
+        return (float("nan"), float("nan"))
+    weights = resample_weights(num.size, resamples, seed)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # A resample whose denominator is 0 has no ratio: nan, skipped by the percentiles.
+        ratios = (weights @ num) / (weights @ den)
+    return interval(ratios, level)
+
+
 def interval(values: npt.NDArray[np.float64], level: float = 0.95) -> tuple[float, float]:
     """The percentile interval of resampled values (nan where a resample was undefined)."""
     return _percentiles(values, level)

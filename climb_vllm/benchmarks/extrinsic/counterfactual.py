@@ -42,8 +42,6 @@ class Variant:
         line: the patient-information line.
         sections: the note sections (rewritten for a sex change).
         edits: every change made to the sections.
-        uncertain_keeps: pronouns left unchanged by a default rule, each an uncertain entry
-            whose ``after`` equals its ``before`` (``swap_sex``'s ``keeps``).
     """
 
     name: str
@@ -54,7 +52,6 @@ class Variant:
     line: str
     sections: dict[str, str]
     edits: tuple[Edit, ...]
-    uncertain_keeps: tuple[Edit, ...] = ()
 
 
 def _values(attribute: str, base: dict[str, str]) -> list[str]:
@@ -114,10 +111,9 @@ def variants(
     for name, attribute, value, demographics, template in specs:
         new_sections = dict(sections)
         edits: list[Edit] = []
-        keeps: list[Edit] = []
         if demographics["sex"] != base["sex"]:  # the notes follow the stated sex
             for key, text in sections.items():
-                new_sections[key], made = swap_sex(text, demographics["sex"], key, keeps)
+                new_sections[key], made = swap_sex(text, demographics["sex"], key)
                 edits += made
         line = template.format(**demographics)
         for placement in PLACEMENTS:
@@ -131,7 +127,6 @@ def variants(
                     line,
                     new_sections,
                     tuple(edits),
-                    tuple(keeps),
                 )
             )
     return out

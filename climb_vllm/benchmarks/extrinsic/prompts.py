@@ -132,8 +132,7 @@ def items_frame(
 ) -> pl.DataFrame:
     """One row per prompt: ``id, case, variant, attribute, value, placement, system, prompt,
     line, edits`` (the edit log as JSON: section, offset, before, after, uncertain per change),
-    ``uncertain_keeps`` (JSON: section, offset, word of each pronoun kept by a default rule),
-    ``n_edits``, ``n_uncertain_edits``, ``n_uncertain_keeps``, ``kept_share`` and
+    ``n_edits``, ``n_uncertain_edits``, ``kept_share`` and
     ``truncated`` (see :func:`turns` for the other arguments)."""
     import polars as pl
 
@@ -164,15 +163,8 @@ def items_frame(
                             for e in variant.edits
                         ]
                     ),
-                    "uncertain_keeps": json.dumps(
-                        [
-                            {"section": k.section, "offset": k.offset, "word": k.before}
-                            for k in variant.uncertain_keeps
-                        ]
-                    ),
                     "n_edits": len(variant.edits),
                     "n_uncertain_edits": sum(e.uncertain for e in variant.edits),
-                    "n_uncertain_keeps": len(variant.uncertain_keeps),
                     "kept_share": kept,
                     "truncated": kept < 1.0,
                 }
@@ -202,9 +194,8 @@ def gold_frame(
 def edit_summary(items: pl.DataFrame) -> pl.DataFrame:
     """Per counterfactual (attribute, value): prompts, edits of the notes, the edits marked
     uncertain (their referent may not be the patient: see
-    :mod:`~climb_vllm.benchmarks.extrinsic.sex_rewrite`), their share of the edits (null
-    when nothing was edited) and the pronouns kept by a default rule (their referent may be
-    the patient). Placements and cases are summed."""
+    :mod:`~climb_vllm.benchmarks.extrinsic.sex_rewrite`) and their share of the edits (null
+    when nothing was edited). Placements and cases are summed."""
     import polars as pl
 
     return (
@@ -213,7 +204,6 @@ def edit_summary(items: pl.DataFrame) -> pl.DataFrame:
             pl.len().alias("prompts"),
             pl.col("n_edits").sum().alias("edits"),
             pl.col("n_uncertain_edits").sum().alias("uncertain_edits"),
-            pl.col("n_uncertain_keeps").sum().alias("uncertain_keeps"),
         )
         .with_columns(
             pl.when(pl.col("edits") > 0)

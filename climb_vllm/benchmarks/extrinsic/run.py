@@ -305,7 +305,6 @@ def write_extrinsic_report(
         "non_text_outputs": int((outputs["finish_reason"] == "non-text").sum()),
         "truncated_prompts": int(items["truncated"].sum()),
         "uncertain_edits": int(items["n_uncertain_edits"].sum()),
-        "uncertain_keeps": int(items["n_uncertain_keeps"].sum()),
         "no_parse_outputs": int((outputs["codes"].list.len() == 0).sum()),
         "refusal_outputs": int(outputs["refusal"].sum()),
         "dropped_by_clibench_rule": int(outputs["dropped"].sum()),

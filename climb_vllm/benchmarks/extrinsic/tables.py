@@ -23,8 +23,7 @@ TITLES = {
     "second): 0 when the changes add up. 95% CI: bootstrap over those cases",
     "edits": "Counterfactual notes: edits per counterfactual (cases and placements summed) and the "
     "share marked uncertain, whose referent may not be the patient (a relative or a clinician "
-    "named nearby); uncertain keeps: pronouns left unchanged as a third party's by a default "
-    "rule, whose referent may be the patient. Both are in the prompts' logs for review",
+    "named nearby), listed in the prompts' edit logs for review",
     "variants": "Per variant and placement: outputs with no parsed code and refusals (both "
     "counted as recall 0), outputs CliBench's scoring would drop, recall (%) and the share of "
     "diagnosis points per mapping method (%)",
@@ -116,7 +115,6 @@ def _edits(frame: pl.DataFrame, model: str) -> pl.DataFrame:
         pl.col("edits").alias("Edits"),
         pl.col("uncertain_edits").alias("Uncertain edits"),
         _pct("uncertain_share").alias("Uncertain (%)"),
-        pl.col("uncertain_keeps").alias("Uncertain keeps"),
     )
 
 

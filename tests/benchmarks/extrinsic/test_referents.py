@@ -46,11 +46,6 @@ def test_a_reader_gives_every_pronoun_a_decision() -> None:
         # A state only a patient is in wins over the topic; an act of care is the carer's.
         (
             "female",
-            "The resident was paged because he was hypotensive; he gave a bolus.",
-            "The resident was paged because she was hypotensive; he gave a bolus.",
-        ),
-        (
-            "female",
             "His nurse, Mr. Cho, noticed that he was more drowsy and called the team.",
             "Her nurse, Mr. Cho, noticed that she was more drowsy and called the team.",
         ),
@@ -189,11 +184,6 @@ def test_third_party_rules(to: str, before: str, after: str) -> None:
             "His brother died in May, and he has been sad since.",
             "Her brother died in May, and she has been sad since.",
         ),
-        (
-            "female",
-            "Dr. Lee was present when he seized; he gave lorazepam.",
-            "Dr. Lee was present when she seized; he gave lorazepam.",
-        ),
         # The patient's youth; a clinician's act after an adverb or "added a ..."; walking.
         (
             "male",
@@ -249,11 +239,6 @@ def test_third_party_rules(to: str, before: str, after: str) -> None:
             "The attending was worried because he looked unwell.",
             "The attending was worried because she looked unwell.",
         ),
-        (
-            "female",
-            "His son drove him in because he was worried about his cough.",
-            "Her son drove her in because he was worried about her cough.",
-        ),
         # An answer to what was asked; what the patient can do; but after a recommendation.
         (
             "male",
@@ -280,3 +265,32 @@ def test_third_party_rules(to: str, before: str, after: str) -> None:
 )
 def test_rules_of_helping_answering_and_addressing(to: str, before: str, after: str) -> None:
     assert swap_sex(before, to)[0] == after
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # The sentence is about the resident or Dr. Lee, but no rule reads "gave a bolus" as
+        # theirs ("he gave a history" is the patient's).
+        (
+            "The resident was paged because he was hypotensive; he gave a bolus.",
+            "The resident was paged because she was hypotensive; she gave a bolus.",
+        ),
+        (
+            "Dr. Lee was present when he seized; he gave lorazepam.",
+            "Dr. Lee was present when she seized; she gave lorazepam.",
+        ),
+        # A motive after an act on the patient: the son's by default.
+        (
+            "His son drove him in because he was worried about his cough.",
+            "Her son drove her in because she was worried about her cough.",
+        ),
+    ],
+)
+def test_a_default_third_party_is_edited_and_marked(before: str, after: str) -> None:
+    text, edits = swap_sex(before, "female")
+    assert text == after
+    # The pronoun is marked (and whatever the rules read from it: "his cough" after it).
+    marked = [e.offset for e in edits if e.uncertain]
+    assert before.rindex(" he ") + 1 in marked
+    assert all(e.uncertain for e in edits if e.offset > before.rindex(" he "))

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from climb_vllm.benchmarks.extrinsic.sex_rewrite import Edit, swap_sex
+from climb_vllm.core.resampling import ratio_interval
 
 GOLDEN_DIR = Path(__file__).parents[2] / "golden" / "counterfactual"
 LABELLED = GOLDEN_DIR / "sex_rewrite.jsonl"
@@ -124,22 +125,19 @@ def test_pronouns_of_a_relative_are_kept_and_others_flagged() -> None:
     assert [e.uncertain for e in edits] == [False]
 
 
-def test_pronouns_kept_by_a_default_are_logged_when_asked_for() -> None:
-    # "he" after Dr. Patel's own sentence is kept by the default that the sentence is about
-    # Dr. Patel (it may be the patient): logged, unchanged, uncertain; the text is as without.
+def test_a_default_third_party_is_edited_and_marked() -> None:
+    # "he" after Dr. Patel's own sentence points at Dr. Patel only by the default that the
+    # sentence is about him: it may be the patient, so it is edited and marked uncertain.
     note = "Dr. Patel reviewed the films. Dr. Patel thinks he should start PT."
-    keeps: list[Edit] = []
-    text, edits = swap_sex(note, "female", "hpi", keeps)
-    assert (text, edits) == swap_sex(note, "female", "hpi")
-    assert keeps == [Edit("hpi", note.rindex("he "), "he", "he", True)]
-    # A keep that a rule reads for sure is not logged: an act of care follows.
-    keeps = []
-    swap_sex("Dr. Patel saw the patient; he ordered an MRI.", "female", "hpi", keeps)
-    assert keeps == []
-    # A relative's pronoun on a family-history line is not a default either.
-    keeps = []
-    swap_sex("FH: Father had an MI when he was 60.", "female", "hpi", keeps)
-    assert keeps == []
+    text, edits = swap_sex(note, "female", "hpi")
+    assert text == "Dr. Patel reviewed the films. Dr. Patel thinks she should start PT."
+    assert edits == [Edit("hpi", note.rindex("he "), "he", "she", True)]
+    # A rule that reads the referent keeps the word, unlogged: an act of care follows.
+    note = "Dr. Patel saw the patient; he ordered an MRI."
+    assert swap_sex(note, "female", "hpi") == (note, [])
+    # So does a relative's pronoun on a family-history line.
+    note = "FH: Father had an MI when he was 60."
+    assert swap_sex(note, "female", "hpi") == (note, [])
 
 
 def _tokens(text: str) -> list[str]:
@@ -158,31 +156,32 @@ def _edits(before: str, after: str) -> set[tuple[int, str, str]]:
 
 def score_labelled(rows: list[dict[str, object]]) -> dict[str, float]:
     """Correct edits / (expected | made edits), sentences exactly right, changed facts, and
-    what a reviewer of the uncertain entries (edits and keeps) would see: how many entries,
-    and how many of the wrong words are among them."""
+    what a reviewer of the uncertain edits would see: how many there are, and how many of the
+    wrong words are among them (a wrong keep is never among them)."""
     correct = union = exact = facts = entries = flagged_wrong = 0
+    per_excerpt: list[tuple[int, int]] = []  # (correct, expected | made) of each excerpt
     for row in rows:
         text, expected = str(row["text"]), str(row["expected"])
-        keeps: list[Edit] = []
-        made, log = swap_sex(text, str(row["to"]), keeps=keeps)
+        made, log = swap_sex(text, str(row["to"]))
         want, got = _edits(text, expected), _edits(text, made)
         correct += len(want & got)
         union += len(want | got)
+        per_excerpt.append((len(want & got), len(want | got)))
         exact += made == expected
         facts += sum(str(f) not in made for f in row["facts"])  # type: ignore[attr-defined]
         token_at = dict(zip(accumulate([0] + [len(t) for t in _tokens(text)]), count()))
-        wanted_words = {(i, before) for i, before, _ in want}
         for edit in log:
             if edit.uncertain:
                 entries += 1
                 flagged_wrong += (token_at[edit.offset], edit.before, edit.after) not in want
-        for keep in keeps:
-            entries += 1
-            flagged_wrong += (token_at[keep.offset], keep.before) in wanted_words
+    # 95% percentile bootstrap over excerpts (2,000 resamples, seed 0): the unit a set samples.
+    low, high = ratio_interval([c for c, _ in per_excerpt], [u for _, u in per_excerpt])
     return {
         "sentences": len(rows),
         "edits": union,
         "edit_accuracy": correct / union if union else 1.0,
+        "edit_accuracy_low": round(low, 3),
+        "edit_accuracy_high": round(high, 3),
         "sentence_accuracy": exact / len(rows),
         "fact_changes": facts,
         "wrong_words": union - correct,
@@ -203,19 +202,23 @@ def test_labelled_sentences_meet_the_targets() -> None:
 
 
 #: Edit accuracy floors on the excerpts with third parties (PERFORMANCE.md has the history):
-#: the development set the referent rules were written on; then six held-out sets, each
+#: the development set the referent rules were written on; then seven held-out sets, each
 #: written before the previous one's errors were read and measured untouched before being read
 #: in its turn: 0.796, 0.806, 0.766 (0.789 with the acts and states), 0.820 (0.881 with the
 #: rules read from the third), 0.845 (0.837 with the rules read from the fourth), 0.823 (0.819
-#: with the rules read from the fifth; its errors not read).
+#: with the rules read from the fifth), 0.871 (0.905 with a default's third party edited and
+#: marked, a change chosen from the sixth set's counts; neither set's errors read). That change
+#: lowered the sets read before it (0.980 -> 0.836 on the development set), whose defaults the
+#: rules had been fitted to.
 THIRD_PARTY_FLOORS = {
-    "third_parties_development.jsonl": 0.97,
-    "third_parties_held_out.jsonl": 0.96,
-    "third_parties_held_out_2.jsonl": 0.95,
-    "third_parties_held_out_3.jsonl": 0.97,
-    "third_parties_held_out_4.jsonl": 0.93,
-    "third_parties_held_out_5.jsonl": 0.95,
-    "third_parties_held_out_6.jsonl": 0.81,
+    "third_parties_development.jsonl": 0.83,
+    "third_parties_held_out.jsonl": 0.83,
+    "third_parties_held_out_2.jsonl": 0.82,
+    "third_parties_held_out_3.jsonl": 0.83,
+    "third_parties_held_out_4.jsonl": 0.90,
+    "third_parties_held_out_5.jsonl": 0.92,
+    "third_parties_held_out_6.jsonl": 0.85,
+    "third_parties_held_out_7.jsonl": 0.90,
 }
 
 
@@ -226,6 +229,8 @@ def test_third_party_excerpts_meet_their_floors(name: str) -> None:
     score = score_labelled(rows)
     print(name, json.dumps(score))
     assert score["edit_accuracy"] >= THIRD_PARTY_FLOORS[name]
+    # The printed interval holds the estimate printed beside it.
+    assert score["edit_accuracy_low"] <= score["edit_accuracy"] <= score["edit_accuracy_high"]
 
 
 def test_sentence_starts_agree_with_a_scan_from_the_start() -> None:
