@@ -9,7 +9,12 @@ import functools
 import re
 from dataclasses import dataclass
 
-from climb_vllm.benchmarks.extrinsic.referent_words import PREPOSITIONS, is_person_word, is_role
+from climb_vllm.benchmarks.extrinsic.referent_words import (
+    DETERMINERS,
+    PREPOSITIONS,
+    is_person_word,
+    is_role,
+)
 
 _WORDS = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
 _SENTENCE = re.compile(
@@ -101,9 +106,12 @@ def title_is_third_party(text: str, start: int, end: int) -> bool:
 def noun_is_third_party(text: str, start: int) -> bool:
     """Whether "man"/"woman"/"gentleman"/"lady" at ``start`` is someone other than the
     patient: after a preposition or "another" within three words, set beside a person named
-    by role or kinship ("the other driver, a young man,"), or "the man" after one of those."""
+    by role or kinship ("the other driver, a young man,"), followed by a clause whose subject
+    is a pronoun ("a man he did not know"), or "the man" after one of those."""
     before = [w.lower() for w in _WORDS.findall(text[max(0, start - 40) : start])][-3:]
     if any(w in PREPOSITIONS or w == "another" for w in before):
+        return True
+    if re.match(r"\w+\s+(?:he|she)\s+\w", text[start:], re.IGNORECASE):
         return True
     apposed = re.search(
         r"\b([a-z]+),\s+(?:a|an|the)\s+(?:[a-z0-9-]+\s+){0,2}$", text[max(0, start - 80) : start]
@@ -147,6 +155,14 @@ def address_is_third_party(text: str, start: int, third_speaks: bool | None = No
         if is_role(word):
             return False
     return False
+
+
+def names_a_therapist(found: list[Word], i: int) -> bool:
+    """Whether word ``i`` of ``found`` is "PT" or "OT" in capitals after a determiner in lower
+    case ("The PT evaluated him"): a physical or occupational therapist, where "Pt" or "pt"
+    alone is the patient."""
+    before = found[i - 1].text if i > 0 else ""
+    return found[i].text in ("PT", "OT") and before.lower() in DETERMINERS and not before.isupper()
 
 
 def words(text: str, lo: int, hi: int) -> list[Word]:

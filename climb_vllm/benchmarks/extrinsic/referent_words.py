@@ -30,7 +30,7 @@ ROLES = frozenset(
     "anesthetist crna cna lpn rn orderly transporter porter volunteer scribe coordinator "
     "navigator caseworker police policeman policewoman firefighter firefighters bystander "
     "passerby driver cyclist pedestrian stranger colleague supervisor boss teacher pastor "
-    "priest float moonlighter".split()
+    "priest float moonlighter ot".split()
 )
 
 PREPOSITIONS = frozenset("by with from to of at for near against behind".split())
@@ -79,7 +79,8 @@ HELPS = frozenset(
     "dressed showed show shows handed hand hands reassured reassure reassures advised advise "
     "advises instructed instruct instructs reminded remind reminds encouraged encourage "
     "encourages assisted assist assists accompanied accompany accompanies sent send sends "
-    "warned warn warns visited visit visits picked pick picks described describe describes".split()
+    "warned warn warns visited visit visits picked pick picks described describe describes "
+    "urged urge urges persuaded persuade persuades convinced convince convinces".split()
 )
 # Verbs whose object is often oneself: "dress herself", "hurt himself" (not emphasis).
 SELF_CARE = frozenset(
@@ -143,6 +144,9 @@ PARTS = frozenset(
 )
 DETERMINERS = frozenset("the a an his her their this that these those".split())
 OPINIONS = frozenset("opinion view judgment judgement assessment impression".split())
+# After "his/her" with someone else named before: what a carer gives, not the patient ("he
+# wants to follow his advice"; not "instructions", which are often the patient's own).
+COUNSEL = frozenset("advice recommendation recommendations guidance expertise".split())
 
 _SPECIALIST = re.compile(r"[a-z]+(?:ologist|iatrist|ician)$")
 

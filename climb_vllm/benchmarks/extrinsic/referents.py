@@ -14,8 +14,9 @@ or a line break) and call such a person a *third party*:
   someone else does; outside a quote, when its sentence names a clinician or staff member and
   its first person is the patient (the speaker).
 - **"man"/"woman"** after a preposition or "another" ("assaulted by a man"), set beside a
-  person named by role ("the other driver, a young man,"), or "the man" after such a one, is a
-  third party.
+  person named by role ("the other driver, a young man,"), followed by a clause whose subject is
+  a pronoun ("a man he did not know"), or "the man" after such a one, is a third party. So is
+  "PT"/"OT" in capitals after a determiner ("The PT evaluated him"), where "pt" is the patient.
 - **Subject pronouns** ("he", "she") are resolved in order, the first rule that applies:
   1. "<pronoun> is/was the patient's <relative or role>": the third party;
   2. no third party before it in the sentence: the patient;
@@ -49,7 +50,8 @@ or a line break) and call such a person a *third party*:
      7c. a state that lasts "since" ("his brother died, and he has been depressed since"):
      the patient;
   8. the sentence is about a third party (its first person is one: "Dr. Jensen saw the
-     patient; he ordered ...", "His son found him and he called 911"): the third party;
+     patient; he ordered ...", "His son found him and he called 911"): the third party, unless
+     rule 9 finds a verb of help ("he gave him nitroglycerin" decides by that);
   9. its clause has a pronoun object of the same sex: one of them is the patient, the one
      helped when a verb of help comes between ("he gave him aspirin", "she drove her to urgent
      care", "he came to pick him up"), else the one who acts ("she says she trusts her");
@@ -58,10 +60,10 @@ or a line break) and call such a person a *third party*:
 - **Object pronouns and possessives** are the patient's, except that a pronoun object of a
   clause whose subject is a pronoun of the same sex or a third party ("the resident examined
   him") names the other one (a pronoun object is never its clause's subject); "his/her own"
-  and "in his sixties" follow their subject; "in his opinion" the sentence's first person; and
-  a possessive after
-  "is/was" before a role ("she is her only caregiver", "the patient is his caregiver") is not
-  the subject's.
+  and "in his sixties" follow their subject; "in his opinion" the sentence's first person;
+  "his advice" (or recommendation, guidance) after someone else is named is theirs; and a
+  possessive after "is/was" before a role ("she is her only caregiver", "the patient is his
+  caregiver") is not the subject's.
 
 Every decision that rests on rule 11, or on the default for an object or possessive while a
 third party is in the sentence (or more than one could be meant), is uncertain; so is a
@@ -82,6 +84,7 @@ from dataclasses import dataclass
 
 from climb_vllm.benchmarks.extrinsic.clause_states import is_act_of_care, main_verb, state_after
 from climb_vllm.benchmarks.extrinsic.mentions import (
+    names_a_therapist,
     noun_is_third_party,
     sentence_bounds,
     titled_names,
@@ -92,6 +95,7 @@ from climb_vllm.benchmarks.extrinsic.referent_words import (
     ANSWERS,
     ASK,
     BE,
+    COUNSEL,
     HELPS,
     KIN_FEMALE,
     KIN_MALE,
@@ -165,7 +169,7 @@ class SentenceReader:
         """Whether word ``i`` names a third party who may be of the patient's sex."""
         word = self.words[i]
         key = word.key
-        if key in self.kin or is_role(key):
+        if key in self.kin or is_role(key) or names_a_therapist(self.words, i):
             return True
         if key in ("mr", "ms", "mrs", "miss") and i + 1 < len(self.words):
             same_sex = (key == "mr") == self.male  # "Mrs. Baker" is no "he"
@@ -175,7 +179,8 @@ class SentenceReader:
         return False
 
     def _is_patient_noun(self, i: int) -> bool:
-        return self.words[i].key in ("patient", "pt", "patient's", "pt's")
+        patient = self.words[i].key in ("patient", "pt", "patient's", "pt's")
+        return patient and not names_a_therapist(self.words, i)
 
     def _pronoun_kind(self, i: int) -> str | None:
         word = self.words[i]
@@ -310,6 +315,8 @@ class SentenceReader:
             return Decision(True)  # rule 7b: "the phlebotomist left and he will try again"
         if state == "weak" and self._since(i):
             return Decision(False)  # rule 7c: "his brother died, and he has been low since"
+        if self._object_follows(i) and self._helps(i):
+            return Decision(True)  # rule 9 before 8: "he gave him nitroglycerin"
         if self._first_person():
             # Rule 8, the sentence is about the third party: a default, so uncertain.
             return Decision(True, uncertain=True)
@@ -535,6 +542,8 @@ class SentenceReader:
                 return Decision(not subject.third)
             if i >= 2 and self._is_patient_noun(i - 2):
                 return Decision(True)  # "the patient is his caregiver"
+        if kind == "possessive" and following in COUNSEL and third_before:
+            return Decision(True)  # "he trusts his oncologist and follows his advice"
         if kind == "possessive" and following in OPINIONS and third_before:
             # "evaluated him; in his opinion ...": the evaluator's.
             return Decision(bool(self._first_person()))

@@ -294,3 +294,54 @@ def test_a_default_third_party_is_edited_and_marked(before: str, after: str) -> 
     marked = [e.offset for e in edits if e.uncertain]
     assert before.rindex(" he ") + 1 in marked
     assert all(e.uncertain for e in edits if e.offset > before.rindex(" he "))
+
+
+@pytest.mark.parametrize(
+    ("to", "before", "after"),
+    [
+        # A verb of help with an object of the same sex decides before the sentence's topic.
+        (
+            "female",
+            "The night float saw him for fever; he gave him acetaminophen.",
+            "The night float saw her for fever; he gave her acetaminophen.",
+        ),
+        # "a man" followed by a clause whose subject is the patient is someone else.
+        (
+            "female",
+            "A man he had never met hit him with a bottle.",
+            "A man she had never met hit her with a bottle.",
+        ),
+        # "her" before "beforehand"/"afterwards" is an object.
+        (
+            "male",
+            "The anesthesiologist met with her beforehand and with her husband afterwards.",
+            "The anesthesiologist met with him beforehand and with his husband afterwards.",
+        ),
+        # Verbs of urging: the one urged is the object.
+        (
+            "female",
+            "He called his brother, and he urged him to come to the ED.",
+            "She called her brother, and he urged her to come to the ED.",
+        ),
+        # "PT"/"OT" in capitals after a determiner is a therapist, not the patient.
+        (
+            "female",
+            "The PT saw him today and he recommends a walker.",
+            "The PT saw her today and he recommends a walker.",
+        ),
+        (
+            "male",
+            "Her OT worked with her on transfers, and she thinks a shower chair would help.",
+            "His OT worked with him on transfers, and she thinks a shower chair would help.",
+        ),
+        # Advice is the carer's, not the patient's.
+        (
+            "female",
+            "He likes his cardiologist and plans to follow his advice.",
+            "She likes her cardiologist and plans to follow his advice.",
+        ),
+    ],
+)
+def test_rules_read_from_the_sixth_set(to: str, before: str, after: str) -> None:
+    text, edits = swap_sex(before, to)
+    assert text == after
