@@ -37,7 +37,7 @@ the sentence, the word is edited as the patient's and the edit marked ``uncertai
 log, so a reader can review exactly those. That holds for a default that points at the third
 party too (the sentence is about them, or their report says nothing of the patient's state):
 on sets of excerpts no rule had read, keeping those words was wrong more often than right, and
-editing them raised the correct edits by 3-4 points (PERFORMANCE.md). The labelled sentences
+editing them raised the correct edits by 2-4 points (PERFORMANCE.md). The labelled sentences
 in ``tests/golden/counterfactual/`` measure both.
 
 A well-kept part-of-speech tagger would tell object from possessive "her" in general, but none
