@@ -80,7 +80,10 @@ HELPS = frozenset(
     "advises instructed instruct instructs reminded remind reminds encouraged encourage "
     "encourages assisted assist assists accompanied accompany accompanies sent send sends "
     "warned warn warns visited visit visits picked pick picks described describe describes "
-    "urged urge urges persuaded persuade persuades convinced convince convinces".split()
+    "urged urge urges persuaded persuade persuades convinced convince convinces "
+    # Starting or stopping a treatment: "she started him on cephalexin", "tapered him off".
+    "started start starts put puts tapered taper tapers weaned wean weans switched switch "
+    "switches".split()
 )
 # Verbs whose object is often oneself: "dress herself", "hurt himself" (not emphasis).
 SELF_CARE = frozenset(
@@ -125,7 +128,7 @@ CARE_VERBS = frozenset(
     "diagnose diagnoses diagnosed discharge discharges discharged adjust adjusts adjusted "
     "increase increases increased decrease decreases decreased titrate titrates titrated "
     "counsel counsels counseled counselled treat treats treated clip clips clipped page pages "
-    "paged refer refers referred operate operates operated".split()
+    "paged refer refers referred operate operates operated recheck rechecks rechecked".split()
 )
 # After "is/was": states of a patient, never of a clinician in a note ("was hypotensive").
 PATIENT_STATES = frozenset(

@@ -123,7 +123,7 @@ _OBJECT_NEXT = frozenset(
     "well now immediately twice once daily regularly so too than of by via after before "
     "overnight every each hourly nightly weekly here there until unless although though "
     "during throughout across around toward towards under beside beforehand afterward "
-    "afterwards "
+    "afterwards closer nearer further farther "
     "a an the some any another these those no".split()
 )
 # Before "her": verbs of seeing, after which "her" + a verb is an object ("saw her fall", "found

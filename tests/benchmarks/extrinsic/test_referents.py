@@ -345,3 +345,35 @@ def test_a_default_third_party_is_edited_and_marked(before: str, after: str) -> 
 def test_rules_read_from_the_sixth_set(to: str, before: str, after: str) -> None:
     text, edits = swap_sex(before, to)
     assert text == after
+
+
+@pytest.mark.parametrize(
+    ("to", "before", "after"),
+    [
+        # Starting or tapering a treatment: the one started on it is the object.
+        (
+            "female",
+            "Dr. Kaur saw him for his sugars; he started him on metformin.",
+            "Dr. Kaur saw her for her sugars; he started her on metformin.",
+        ),
+        (
+            "male",
+            "The resident saw her at noon; she tapered her off the drip.",
+            "The resident saw him at noon; she tapered him off the drip.",
+        ),
+        # Rechecking is an act of care.
+        (
+            "female",
+            "He was seen by Dr. Moss, and he will recheck his potassium tomorrow.",
+            "She was seen by Dr. Moss, and he will recheck her potassium tomorrow.",
+        ),
+        # "her" before "closer" is an object.
+        (
+            "male",
+            "The aide moved her closer to the window.",
+            "The aide moved him closer to the window.",
+        ),
+    ],
+)
+def test_rules_read_from_the_seventh_set(to: str, before: str, after: str) -> None:
+    assert swap_sex(before, to)[0] == after

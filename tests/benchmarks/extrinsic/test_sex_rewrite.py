@@ -208,18 +208,19 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: rules read from the third), 0.845 (0.837 with the rules read from the fourth), 0.823 (0.819
 #: with the rules read from the fifth), 0.871 (0.905 with a default's third party edited and
 #: marked, a change chosen from the sixth set's counts; 0.905 again with the rules then read
-#: from the sixth set's errors), 0.871 (with the rules as they are now; 0.851 with the rules of
-#: before that change). The change lowered the sets read before it (0.980 -> 0.836 on the
+#: from the sixth set's errors), 0.871 (with the rules after that change and the sixth set's
+#: rules; 0.851 with the rules of before that change; 0.871 again with the rules then read from
+#: the seventh set's errors). The change lowered the sets read before it (0.980 -> 0.836 on the
 #: development set), whose defaults the rules had been fitted to.
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.83,
     "third_parties_held_out.jsonl": 0.83,
-    "third_parties_held_out_2.jsonl": 0.82,
-    "third_parties_held_out_3.jsonl": 0.84,
+    "third_parties_held_out_2.jsonl": 0.83,
+    "third_parties_held_out_3.jsonl": 0.85,
     "third_parties_held_out_4.jsonl": 0.91,
     "third_parties_held_out_5.jsonl": 0.92,
     "third_parties_held_out_6.jsonl": 0.90,
-    "third_parties_held_out_7.jsonl": 0.90,
+    "third_parties_held_out_7.jsonl": 0.92,
     "third_parties_held_out_8.jsonl": 0.87,
 }
 
