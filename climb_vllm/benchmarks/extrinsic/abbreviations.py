@@ -15,7 +15,7 @@ Two sources, applied to whole words only:
   title is the most similar, so context within the text ("bilateral PEs") also counts. Entries of
   several words ("C diff") are read first, by their first sense.
 - **Diagnosis senses** (:func:`diagnosis_senses`, written for the project: the packaged
-  ``diagnoses.tsv``): for 169 abbreviations clinicians write for diagnoses, the diagnosis
+  ``diagnoses.tsv``): for 205 abbreviations clinicians write for diagnoses, the diagnosis
   they name and its code. These senses come before the inventory's ("ACS" is read as acute
   coronary syndrome before abdominal compartment syndrome), and the matcher takes each as a
   name of its code.

@@ -107,3 +107,8 @@ def test_diagnosis_senses_are_valid_and_come_first(ontology_2021) -> None:  # ty
         "mitral stenosis",
     ]
     assert "SIADH" not in inventory() and all_senses()["SIADH"]  # only here
+    # Rows the inventory lacked or read otherwise, with the code a coder assigns.
+    assert senses["HRS"] == (("hepatorenal syndrome", "K76.7"),)
+    assert senses["CTEPH"] == (("chronic thromboembolic pulmonary hypertension", "I27.24"),)
+    # Abbreviations with a common other reading stay out.
+    assert not {"CF", "HS", "PCP", "ED", "ET"} & set(senses)
