@@ -210,7 +210,8 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: marked, a change chosen from the sixth set's counts; 0.905 again with the rules then read
 #: from the sixth set's errors), 0.871 (with the rules after that change and the sixth set's
 #: rules; 0.851 with the rules of before that change; 0.871 again with the rules then read from
-#: the seventh set's errors). The change lowered the sets read before it (0.980 -> 0.836 on the
+#: the seventh set's errors), 0.898 (the rules as they are now; 0.872 with those of before the
+#: change). The change lowered the sets read before it (0.980 -> 0.836 on the
 #: development set), whose defaults the rules had been fitted to.
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.83,
@@ -222,6 +223,7 @@ THIRD_PARTY_FLOORS = {
     "third_parties_held_out_6.jsonl": 0.90,
     "third_parties_held_out_7.jsonl": 0.92,
     "third_parties_held_out_8.jsonl": 0.87,
+    "third_parties_held_out_9.jsonl": 0.89,
 }
 
 
