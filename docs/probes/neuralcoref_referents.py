@@ -27,7 +27,8 @@ the decision for each sex pronoun that neuralcoref puts in a cluster: ``keep`` w
 names someone (a mention that is not a pronoun) and its first such mention is not the patient
 ("patient", "pt" or a courtesy title; "Dr." is never the patient), ``swap`` otherwise. A pronoun
 in no cluster is swapped, as the rules do by default. ``score`` counts, per set, the pronouns
-whose swap-or-keep matches the labelled rewrite: for neuralcoref, for the rules and for
+whose swap-or-keep matches the labelled rewrite: for neuralcoref, for the rules (the learned
+referee off), for the rewrite as it runs (``rewrite_right``) and for
 swapping every pronoun, and how often each of the first two is right where the other is wrong.
 """
 
@@ -89,13 +90,15 @@ def score(decisions_path):
             pronouns=0,
             swap_all_right=0,
             rules_right=0,
+            rewrite_right=0,
             neuralcoref_right=0,
             only_rules=0,
             only_nc=0,
         )
         skipped = 0
         for row, chosen in zip(rows, decisions[name]):
-            made, _ = swap_sex(row["text"], row["to"])
+            made, _ = swap_sex(row["text"], row["to"], referee=False)
+            rewritten = PRONOUN.findall(swap_sex(row["text"], row["to"])[0])
             found = list(PRONOUN.finditer(row["text"]))
             wanted = PRONOUN.findall(row["expected"])
             rules = PRONOUN.findall(made)
@@ -103,7 +106,7 @@ def score(decisions_path):
             if not len(found) == len(wanted) == len(rules):
                 skipped += 1
                 continue
-            for match, want, rule in zip(found, wanted, rules):
+            for match, want, rule, full in zip(found, wanted, rules, rewritten):
                 word = match.group(0).lower()
                 gold = want.lower() != word
                 by_rules = rule.lower() != word
@@ -111,6 +114,7 @@ def score(decisions_path):
                 counts["pronouns"] += 1
                 counts["swap_all_right"] += gold
                 counts["rules_right"] += by_rules == gold
+                counts["rewrite_right"] += (full.lower() != word) == gold
                 counts["neuralcoref_right"] += by_nc == gold
                 counts["only_rules"] += by_rules == gold and by_nc != gold
                 counts["only_nc"] += by_nc == gold and by_rules != gold

@@ -1,6 +1,19 @@
 """Who a title, "man"/"woman" or "sir"/"ma'am" names, and the sentences and words the
 referent rules read (:mod:`~climb_vllm.benchmarks.extrinsic.referents` has the rules for
-pronouns and the history of both)."""
+pronouns and the history of both):
+
+- **Titles**: "Mr./Ms./Mrs. Name" is a third party's when it follows a role or relative and a
+  comma ("her brother, Mr. Cole"), is followed by one in brackets or after a comma ("Mrs. Lopez
+  (mother)", "Ms. Ford, his case worker"), or repeats such a name; "the patient, Mrs. Ahmed" is
+  the patient's. "sir"/"ma'am" inside a quote is a third party's when the patient speaks it
+  ("When the resident asked about his smoking, he said, 'I quit, sir'") and the patient's when
+  someone else does; outside a quote, when its sentence names a clinician or staff member and
+  its first person is the patient (the speaker).
+- **"man"/"woman"** after a preposition or "another" ("assaulted by a man"), set beside a
+  person named by role ("the other driver, a young man,"), followed by a clause whose subject is
+  a pronoun ("a man he did not know"), or "the man" after such a one, is a third party. So is
+  "PT"/"OT" in capitals after a determiner ("The PT evaluated him"), where "pt" is the patient.
+"""
 
 from __future__ import annotations
 

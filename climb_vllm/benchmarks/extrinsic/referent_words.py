@@ -151,6 +151,15 @@ OPINIONS = frozenset("opinion view judgment judgement assessment impression".spl
 # wants to follow his advice"; not "instructions", which are often the patient's own).
 COUNSEL = frozenset("advice recommendation recommendations guidance expertise".split())
 
+# What ends a clause inside a sentence.
+CLAUSE_BREAK = re.compile(r"[,;:()]|\b(?:and|but|so|because|while|whereas|then)\b")
+# "when she was a child", "since he was only a teenager": the patient's youth.
+CHILDHOOD = re.compile(
+    r"\s+\w+\s+(?:only\s+|just\s+|still\s+)?(?:a|an)\s+"
+    r"(?:child|kid|teenager|teen|toddler|baby|infant|boy|girl|young)\b"
+)
+OPENING_QUOTE = re.compile(r"(?:^|(?<=[\s:,(]))['\"‘“](?=[A-Za-z])")
+
 _SPECIALIST = re.compile(r"[a-z]+(?:ologist|iatrist|ician)$")
 
 

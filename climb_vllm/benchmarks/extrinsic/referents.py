@@ -1,22 +1,11 @@
 """Who a word of the patient's sex refers to: the patient, or another person in the sentence.
 
-A note names other people: clinicians ("Dr. Webb", "the resident"), staff ("the nurse", "the
-social worker"), relatives ("his son") and others ("her roommate, Mr. Diaz", "a man outside a
-bar"). When one of them may be of the patient's sex, "he"/"she", a title or "man"/"woman" may be
-theirs, and the sex rewrite must leave it alone. The rules here read one sentence (up to . ! ?
-or a line break) and call such a person a *third party*:
+A note names clinicians, staff, relatives and strangers; when one may be of the patient's sex,
+a pronoun may be theirs, and the sex rewrite must leave it alone. The rules read one sentence
+(up to . ! ? or a line break) and call such a person a *third party*:
 
-- **Titles**: "Mr./Ms./Mrs. Name" is a third party's when it follows a role or relative and a
-  comma ("her brother, Mr. Cole"), is followed by one in brackets or after a comma ("Mrs. Lopez
-  (mother)", "Ms. Ford, his case worker"), or repeats such a name; "the patient, Mrs. Ahmed" is
-  the patient's. "sir"/"ma'am" inside a quote is a third party's when the patient speaks it
-  ("When the resident asked about his smoking, he said, 'I quit, sir'") and the patient's when
-  someone else does; outside a quote, when its sentence names a clinician or staff member and
-  its first person is the patient (the speaker).
-- **"man"/"woman"** after a preposition or "another" ("assaulted by a man"), set beside a
-  person named by role ("the other driver, a young man,"), followed by a clause whose subject is
-  a pronoun ("a man he did not know"), or "the man" after such a one, is a third party. So is
-  "PT"/"OT" in capitals after a determiner ("The PT evaluated him"), where "pt" is the patient.
+- **Titles, "man"/"woman", "sir"/"ma'am"** and "PT"/"OT": :mod:`~climb_vllm.benchmarks.
+  extrinsic.mentions` says when they name a third party.
 - **Subject pronouns** ("he", "she") are resolved in order, the first rule that applies:
   1. "<pronoun> is/was the patient's <relative or role>": the third party;
   2. no third party before it in the sentence: the patient;
@@ -29,22 +18,17 @@ or a line break) and call such a person a *third party*:
      sentence: whoever did not ask (whoever was asked, after "was asked");
   5. right after a reporting verb whose subject is the patient ("he told the doctor that
      he ...", "she was told she ...", "she told him he ..."): the patient;
-  6. a verb only a patient does follows ("tolerated", "needs", "coded", "fainted", "can dress
-     herself", "smelled of", "walked 200 feet"), or a state only a patient is in ("was
-     hypotensive", "was more drowsy"): the patient; an act of care follows instead
-     ("ordered", "drained", "will examine", "last adjusted", "added a ..."): the third party
-     (:mod:`~climb_vllm.benchmarks.extrinsic.clause_states` reads these; "can/may ..." and
-     "agreed" after a request count as states);
+  6. a verb only a patient does ("tolerated", "fainted", "walked 200 feet") or a state only a
+     patient is in ("was hypotensive") follows: the patient; an act of care ("ordered", "will
+     examine") instead: the third party (:mod:`~climb_vllm.benchmarks.extrinsic.clause_states`);
   7. in a third party's report ("the nurse reports that he ...", "noticed that she ...", "Dr.
      Osei, who thinks she ...", or "and he ..." going on with such a report): the third party
      when they do something to the patient in it ("he gave him") or stress themselves ("she
      herself"); else the patient when a state follows ("has been falling", "was febrile");
      else the third party;
-     7a. what became of the patient after a third party acted on them ("the officer brought
-     him in after he was seen walking", "the nurse checked on her, and she was resting"), why
-     a third party was worried ("was concerned because she ..."), or "but <pronoun>" after a
-     third party's clause ("recommended an MRI, but he refused"): the patient, unless a
-     motive or finding follows ("because he was worried", "after she saw ...");
+     7a. what became of the patient after a third party acted on them ("brought him in after
+     he was seen walking"), why a third party was worried, or "but <pronoun>" after a third
+     party's clause: the patient, unless a motive or finding follows ("because he was worried");
      7b. after "and" that follows a clause whose subject is a third party ("the technician
      left and she will return"), with no state after it: the third party;
      7c. a state that lasts "since" ("his brother died, and he has been depressed since"):
@@ -57,23 +41,19 @@ or a line break) and call such a person a *third party*:
      care", "he came to pick him up"), else the one who acts ("she says she trusts her");
   10. a state follows ("has gout", "is alone"): the patient;
   11. otherwise the patient, marked uncertain.
-- **Object pronouns and possessives** are the patient's, except that a pronoun object of a
-  clause whose subject is a pronoun of the same sex or a third party ("the resident examined
-  him") names the other one (a pronoun object is never its clause's subject); "his/her own"
+- **Object pronouns and possessives** are the patient's, except that a pronoun object names
+  the other one of its clause's subject ("the resident examined him"); "his/her own"
   and "in his sixties" follow their subject; "in his opinion" the sentence's first person;
   "his advice" (or recommendation, guidance) after someone else is named is theirs; and a
   possessive after "is/was" before a role ("she is her only caregiver", "the patient is his
   caregiver") is not the subject's.
 
-Every decision that rests on rule 11, or on the default for an object or possessive while a
-third party is in the sentence (or more than one could be meant), is uncertain; so is a
-third party chosen by rule 8 or by rule 7's last default, and an object whose clause's subject
-is such a choice. Those third parties still steer the rules that follow (an object after one is
-the patient's), but the rewrite edits the words they were chosen for and marks them: kept,
-they were wrong more often than right on excerpts no rule had read. The rules were
-written on ``tests/golden/counterfactual/third_parties_development.jsonl`` and revised on each
-held-out set's errors once it had been measured untouched; the newest set is unread
-(PERFORMANCE.md).
+A decision resting on rule 11, on the default for an object or possessive while a third
+party is in the sentence, on rule 8 or on rule 7's last default (and an object whose subject
+is such a choice) is uncertain. Those third parties still steer the rules that follow, but the
+rewrite asks its referee about such words or, without it, edits them and marks them: kept, they
+were wrong more often than right on excerpts no rule had read. The rules were written on the
+labelled third-party sets, each read only after it was measured untouched (PERFORMANCE.md).
 """
 
 from __future__ import annotations
@@ -95,11 +75,14 @@ from climb_vllm.benchmarks.extrinsic.referent_words import (
     ANSWERS,
     ASK,
     BE,
+    CHILDHOOD,
+    CLAUSE_BREAK,
     COUNSEL,
     HELPS,
     KIN_FEMALE,
     KIN_MALE,
     MOTIVES,
+    OPENING_QUOTE,
     OPINIONS,
     PARTS,
     PREPOSITIONS,
@@ -111,22 +94,22 @@ from climb_vllm.benchmarks.extrinsic.referent_words import (
     is_role,
 )
 
-_CLAUSE_BREAK = re.compile(r"[,;:()]|\b(?:and|but|so|because|while|whereas|then)\b")
-# "when she was a child", "since he was only a teenager": the patient's youth.
-_CHILDHOOD = re.compile(
-    r"\s+\w+\s+(?:only\s+|just\s+|still\s+)?(?:a|an)\s+"
-    r"(?:child|kid|teenager|teen|toddler|baby|infant|boy|girl|young)\b"
-)
-_OPENING_QUOTE = re.compile(r"(?:^|(?<=[\s:,(]))['\"‘“](?=[A-Za-z])")
-
 
 @dataclass(frozen=True)
 class Decision:
     """What a word refers to: ``third`` when a third party (keep the word), ``uncertain`` when
-    the rule that decided is a default while a third party is in the sentence."""
+    the rule that decided is a default while a third party is in the sentence, ``firm`` when a
+    rule read it from the words (rules 1 and 3-7c, and what follows from them) rather than
+    from the sentence's shape (rules 7's default, 7b and 8-11), which the rewrite's referee
+    may overrule."""
 
     third: bool
     uncertain: bool = False
+    firm: bool = False
+
+
+def _firm(decision: Decision) -> Decision:
+    return Decision(decision.third, decision.uncertain, True)
 
 
 class SentenceReader:
@@ -162,6 +145,11 @@ class SentenceReader:
     def decision(self, start: int) -> Decision:
         """The decision for the pronoun starting at ``start`` (the patient when unknown)."""
         return self.decisions.get(start, Decision(False))
+
+    def third_party_before(self, start: int) -> bool:
+        """Whether someone who may be of the patient's sex is named before ``start`` in the
+        sentence (where the rewrite asks its referee)."""
+        return any(self._third[k] for k, w in enumerate(self.words) if w.start < start)
 
     # -- mentions ------------------------------------------------------------------------
 
@@ -236,7 +224,7 @@ class SentenceReader:
         """Whether subject pronoun ``i``'s clause has an object pronoun of the same sex."""
         for k in range(i + 1, len(self.words)):
             between = self.text[self.words[k - 1].end : self.words[k].start]
-            if _CLAUSE_BREAK.search(between) or _CLAUSE_BREAK.fullmatch(self.words[k].key):
+            if CLAUSE_BREAK.search(between) or CLAUSE_BREAK.fullmatch(self.words[k].key):
                 return False
             if self._pronoun_kind(k) == "object":
                 return True
@@ -263,7 +251,7 @@ class SentenceReader:
     def _subject(self, i: int) -> Decision:
         after = [w.key for w in self.words[i + 1 : i + 5]]
         if after[:3] in (["is", "the", "patient's"], ["was", "the", "patient's"]):
-            return Decision(True)  # rule 1
+            return Decision(True, firm=True)  # rule 1
         if not self._third_before(i):
             return Decision(False)  # rule 2
         before = [w.key for w in self.words[max(0, i - 1) : i]]
@@ -271,50 +259,52 @@ class SentenceReader:
             rest = self.text[self.words[i].end : self.words[i].end + 40]
             age = re.match(r"\s+\w+\s+(\d+)", rest)
             decade = re.match(r"\s+\w+\s+in\s+(?:his|her|their)\s+\w+ties\b", rest)
-            if _CHILDHOOD.match(rest) or (age and int(age.group(1)) < 18):
-                return Decision(False)  # rule 3: "when she was 10", "since he was a child"
+            if CHILDHOOD.match(rest) or (age and int(age.group(1)) < 18):
+                return Decision(
+                    False, firm=True
+                )  # rule 3: "when she was 10", "since he was a child"
             if (age or decade) and before == ["when"]:
                 # Rule 3: "Father died when he was 60", "he reports that his father had a
                 # pacemaker when he was in his sixties": whoever the clause before is about.
                 nearest = self.subject_of(i - 1)
-                return nearest if nearest is not None else Decision(bool(self._first_person()))
+                return _firm(nearest or Decision(bool(self._first_person())))
         if before and before[0] in ("whether", "if", "how", "what", "why") and i >= 2:
             if self._pronoun_kind(i - 2) == "object":
-                return Decision(False)  # rule 4: "asked him whether he had chest pain"
+                return Decision(False, firm=True)  # rule 4: "asked him whether he had chest pain"
             asked = [j for j in range(max(0, i - 6), i) if self.words[j].key in ASK]
             if asked:
                 # "the nurse asked if she was in pain", "she asked Dr. Cohen whether she could
                 # stop ...": one asks about the patient, or the patient about themselves; but
                 # "asked whether she could stay" asks leave for the one asking.
                 if after[:1] and after[0] in ("could", "can", "may", "might"):
-                    return self.subject_of(asked[-1]) or Decision(False)
-                return Decision(False)
+                    return _firm(self.subject_of(asked[-1]) or Decision(False))
+                return Decision(False, firm=True)
         answer = self._answerer(i)
         if answer is not None:
-            return answer  # rule 4b: "she asked ..., and she said no"
+            return _firm(answer)  # rule 4b: "she asked ..., and she said no"
         reporter = self._reporter(i)
         self.reported[i] = bool(reporter)
         if reporter is False:
-            return Decision(False)  # rule 5: what the patient says or is told
+            return Decision(False, firm=True)  # rule 5: what the patient says or is told
         state = self._states(i)
         if state == "strong":
-            return Decision(False)  # rule 6: "tolerated", "needs", "was hypotensive"
+            return Decision(False, firm=True)  # rule 6: "tolerated", "needs", "was hypotensive"
         if self._acts(i):
-            return Decision(True)  # rule 6b: an act of care ("he ordered", "she drained")
+            return Decision(True, firm=True)  # rule 6b: an act of care ("he ordered")
         if reporter:
             # Rule 7, what a third party reports: about themselves when they do something to the
             # patient or stress themselves ("he gave him", "she herself"), else a state of
             # the patient ("says she has been falling"), else what they will do.
             if self._object_follows(i) or self._emphatic(i):
-                return Decision(True)
+                return Decision(True, firm=True)
             # With no state after it, the third party is a default: uncertain.
-            return Decision(state is None, uncertain=state is None)
+            return Decision(state is None, uncertain=state is None, firm=state is not None)
         if self._after_care(i, state):
-            return Decision(False)  # rule 7a: "brought him in after he was seen walking"
+            return Decision(False, firm=True)  # rule 7a: "brought him in after he was seen ..."
         if state is None and self._after_third_clause(i):
             return Decision(True)  # rule 7b: "the phlebotomist left and he will try again"
         if state == "weak" and self._since(i):
-            return Decision(False)  # rule 7c: "his brother died, and he has been low since"
+            return Decision(False, firm=True)  # rule 7c: "his brother died, and he has been low"
         if self._object_follows(i) and self._helps(i):
             return Decision(True)  # rule 9 before 8: "he gave him nitroglycerin"
         if self._first_person():
@@ -418,9 +408,9 @@ class SentenceReader:
         k = i - 2
         while k > 0:
             between = self.text[self.words[k - 1].end : self.words[k].start]
-            if _CLAUSE_BREAK.search(between) or self.words[k - 1].key in SUBORDINATORS:
+            if CLAUSE_BREAK.search(between) or self.words[k - 1].key in SUBORDINATORS:
                 break
-            if _CLAUSE_BREAK.fullmatch(self.words[k - 1].key):
+            if CLAUSE_BREAK.fullmatch(self.words[k - 1].key):
                 break
             k -= 1
         return range(max(k, 0), i - 1)
@@ -476,7 +466,7 @@ class SentenceReader:
         "he has a history of seizures himself")."""
         for k in range(i + 1, len(self.words)):
             between = self.text[self.words[k - 1].end : self.words[k].start]
-            if _CLAUSE_BREAK.search(between) or _CLAUSE_BREAK.fullmatch(self.words[k].key):
+            if CLAUSE_BREAK.search(between) or CLAUSE_BREAK.fullmatch(self.words[k].key):
                 return False
             if self.words[k].key == self.reflexive:
                 previous = self.words[k - 1].key
@@ -533,30 +523,30 @@ class SentenceReader:
         subject = self._clause_subject(i)
         following = self.words[i + 1].key if i + 1 < len(self.words) else ""
         if kind == "reflexive" or (kind == "possessive" and following == "own"):
-            return subject or Decision(False)
+            return subject or Decision(False)  # firm when the subject's decision is
         if kind == "possessive" and following.endswith("ties") and subject is not None:
             return subject  # "when he was in his sixties"
         if kind == "possessive" and self._copular(i):
             # "she is her only caregiver": whoever "is" someone's caregiver is not that someone.
             if subject is not None:
-                return Decision(not subject.third)
+                return Decision(not subject.third, firm=True)
             if i >= 2 and self._is_patient_noun(i - 2):
-                return Decision(True)  # "the patient is his caregiver"
+                return Decision(True, firm=True)  # "the patient is his caregiver"
         if kind == "possessive" and following in COUNSEL and third_before:
-            return Decision(True)  # "he trusts his oncologist and follows his advice"
+            return Decision(True, firm=True)  # "he trusts his oncologist and follows his advice"
         if kind == "possessive" and following in OPINIONS and third_before:
             # "evaluated him; in his opinion ...": the evaluator's.
-            return Decision(bool(self._first_person()))
+            return Decision(bool(self._first_person()), firm=True)
         if kind == "object" and subject is not None and third_before:
             # A pronoun object is never its clause's subject: the other one of the two.
-            return Decision(not subject.third, subject.third and subject.uncertain)
+            return Decision(not subject.third, subject.third and subject.uncertain, subject.firm)
         return Decision(False, uncertain=third_before)
 
     def speaker(self, at: int) -> Decision | None:
         """Who speaks the quote holding offset ``at``: the subject of the verb of speech before
         its opening quote ("he said, '...") or the person right after it ("'...,' she said");
         None when there is no quote or no such person."""
-        openings = list(_OPENING_QUOTE.finditer(self.text, self.lo, at + 1))
+        openings = list(OPENING_QUOTE.finditer(self.text, self.lo, at + 1))
         if not openings:
             return None
         opening = openings[-1].start()
@@ -593,7 +583,7 @@ class SentenceReader:
         start = self.words[i].start
         for k in range(i - 1, -1, -1):
             between = self.text[self.words[k].end : start]
-            if _CLAUSE_BREAK.search(between) or _CLAUSE_BREAK.fullmatch(self.words[k].key):
+            if CLAUSE_BREAK.search(between) or CLAUSE_BREAK.fullmatch(self.words[k].key):
                 if self.words[k].key in ("and", "but") and k + 2 == i:
                     opening = self._pronoun_kind(0) if self.words else None
                     if opening == "subject":

@@ -54,6 +54,7 @@ import re
 from dataclasses import dataclass
 
 from climb_vllm.benchmarks.extrinsic import mentions, referents
+from climb_vllm.benchmarks.extrinsic.referee import default_referee
 from climb_vllm.benchmarks.extrinsic.referent_words import PATIENT_VERBS
 from climb_vllm.benchmarks.extrinsic.referents import SentenceReader
 
@@ -323,12 +324,20 @@ def _protected(text: str, start: int, end: int, word: str) -> bool:
 
 
 def _referent(
-    text: str, start: int, key: str, male_patient: bool, reader: SentenceReader
+    text: str,
+    start: int,
+    key: str,
+    male_patient: bool,
+    reader: SentenceReader,
+    referee: bool = True,
 ) -> tuple[bool, bool]:
-    """(keep, uncertain) for a pronoun at ``start``: keep it when it refers to a relative of
-    the patient's sex (family-history line, relative as the sentence's subject) or to another
-    third party (:mod:`~climb_vllm.benchmarks.extrinsic.referents`); uncertain when that
-    module's rules fall back on a default while another person is in the sentence."""
+    """(keep, uncertain) for a pronoun at ``start``: where someone who may be of the patient's
+    sex is named before it in the sentence, what the referee decides
+    (:mod:`~climb_vllm.benchmarks.extrinsic.referee`; the rules below when ``referee`` is
+    False); else keep it when it refers to a relative of the patient's sex (family-history
+    line, relative as the sentence's subject) or to another third party
+    (:mod:`~climb_vllm.benchmarks.extrinsic.referents`); uncertain when that module's rules
+    fall back on a default while another person is in the sentence."""
     same_kin = _KIN_MALE if male_patient else _KIN_FEMALE
     sentence = text[_sentence_start(text, start) : start]
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", sentence)]
@@ -345,16 +354,24 @@ def _referent(
     if lead and lead[0] in same_kin and key not in ("him", "her", "his"):
         return True, False
     decision = reader.decision(start)
-    return decision.third, decision.uncertain
+    if referee and not decision.firm and reader.third_party_before(start):
+        return default_referee().decide(text, start, start + len(key))
+    # Only a rule keeps a word; a default's third party is edited and marked, as the module
+    # note says.
+    return decision.third and not decision.uncertain, decision.uncertain
 
 
-def swap_sex(text: str, to: str = "female", section: str = "note") -> tuple[str, list[Edit]]:
+def swap_sex(
+    text: str, to: str = "female", section: str = "note", referee: bool = True
+) -> tuple[str, list[Edit]]:
     """Rewrite ``text`` as if the patient were of sex ``to`` ("female" or "male").
 
     Args:
         text: the section's text.
         to: the sex to write the patient as.
         section: the section's name, recorded in each edit.
+        referee: ask the learned referee about pronouns after another person of the
+            patient's sex (False: the referent rules alone, as before it existed).
 
     Returns:
         The new text and the edits made, in order of their offset in ``text``.
@@ -420,10 +437,8 @@ def swap_sex(text: str, to: str = "female", section: str = "note") -> tuple[str,
                 continue
         uncertain = False
         if key in _PRONOUNS:
-            keep, uncertain = _referent(text, start, key, to == "female", reader(start))
-            # Only a rule keeps a word; a default's third party is edited and marked, as the
-            # module note says.
-            if keep and not uncertain:
+            keep, uncertain = _referent(text, start, key, to == "female", reader(start), referee)
+            if keep:
                 continue
         edits.append(Edit(section, start, word, _match_case(word, replacement), uncertain))
     edits.sort(key=lambda e: e.offset)

@@ -106,19 +106,20 @@ def test_female_to_male_traps(before: str, after: str) -> None:
 
 
 def test_pronouns_of_a_relative_are_kept_and_others_flagged() -> None:
-    text, edits = swap_sex("Father died of MI when he was 60. He has CAD.")
+    # The rules' own marks (the referee, tested in test_referee.py, off).
+    text, edits = swap_sex("Father died of MI when he was 60. He has CAD.", referee=False)
     assert text == "Father died of MI when he was 60. She has CAD."
     # The sentence is about Dr. Patel: "he agreed" is Dr. Patel's; "him" is the patient's,
     # since an object is never its clause's subject and no other man is named; uncertain
     # when another man is named before.
-    text, edits = swap_sex("Dr. Patel saw him and he agreed.")
+    text, edits = swap_sex("Dr. Patel saw him and he agreed.", referee=False)
     assert text == "Dr. Patel saw her and he agreed."
     assert [e.uncertain for e in edits] == [False]
-    text, edits = swap_sex("His son called Dr. Patel, who saw him.")
+    text, edits = swap_sex("His son called Dr. Patel, who saw him.", referee=False)
     assert text == "Her son called Dr. Patel, who saw her."
     assert [e.uncertain for e in edits] == [False, True]
     # About the patient, with a clinician named: the later "he" is made, and marked.
-    text, edits = swap_sex("He told Dr. Patel about the pain and then he left.")
+    text, edits = swap_sex("He told Dr. Patel about the pain and then he left.", referee=False)
     assert text == "She told Dr. Patel about the pain and then she left."
     assert [e.uncertain for e in edits] == [False, True]
     _, edits = swap_sex("He agreed.")
@@ -126,10 +127,10 @@ def test_pronouns_of_a_relative_are_kept_and_others_flagged() -> None:
 
 
 def test_a_default_third_party_is_edited_and_marked() -> None:
-    # "he" after Dr. Patel's own sentence points at Dr. Patel only by the default that the
-    # sentence is about him: it may be the patient, so it is edited and marked uncertain.
+    # The rules alone: "he" after Dr. Patel's own sentence points at Dr. Patel only by the
+    # default that the sentence is about him: it may be the patient, so it is edited and marked.
     note = "Dr. Patel reviewed the films. Dr. Patel thinks he should start PT."
-    text, edits = swap_sex(note, "female", "hpi")
+    text, edits = swap_sex(note, "female", "hpi", referee=False)
     assert text == "Dr. Patel reviewed the films. Dr. Patel thinks she should start PT."
     assert edits == [Edit("hpi", note.rindex("he "), "he", "she", True)]
     # A rule that reads the referent keeps the word, unlogged: an act of care follows.
@@ -201,29 +202,24 @@ def test_labelled_sentences_meet_the_targets() -> None:
     assert score["edit_accuracy"] >= 0.98
 
 
-#: Edit accuracy floors on the excerpts with third parties (PERFORMANCE.md has the history):
-#: the development set the referent rules were written on; then seven held-out sets, each
-#: written before the previous one's errors were read and measured untouched before being read
-#: in its turn: 0.796, 0.806, 0.766 (0.789 with the acts and states), 0.820 (0.881 with the
-#: rules read from the third), 0.845 (0.837 with the rules read from the fourth), 0.823 (0.819
-#: with the rules read from the fifth), 0.871 (0.905 with a default's third party edited and
-#: marked, a change chosen from the sixth set's counts; 0.905 again with the rules then read
-#: from the sixth set's errors), 0.871 (with the rules after that change and the sixth set's
-#: rules; 0.851 with the rules of before that change; 0.871 again with the rules then read from
-#: the seventh set's errors), 0.898 (the rules as they are now; 0.872 with those of before the
-#: change). The change lowered the sets read before it (0.980 -> 0.836 on the
-#: development set), whose defaults the rules had been fitted to.
+#: Edit accuracy floors on the excerpts with third parties (PERFORMANCE.md has the history).
+#: Each held-out set was measured untouched before it was read or trained on: with the rules
+#: alone 0.796, 0.806, 0.766, 0.820, 0.845, 0.823, 0.871, 0.871 and 0.898 for the first to
+#: ninth sets; the tenth, with the learned referee (fitted on every set before it), 0.925 and
+#: then 0.933 with the referee consulted only where no firm rule decides. The referee was fitted
+#: on the development to ninth sets, so their floors below are in-sample; the tenth is not.
 THIRD_PARTY_FLOORS = {
-    "third_parties_development.jsonl": 0.83,
-    "third_parties_held_out.jsonl": 0.83,
-    "third_parties_held_out_2.jsonl": 0.83,
-    "third_parties_held_out_3.jsonl": 0.85,
-    "third_parties_held_out_4.jsonl": 0.91,
-    "third_parties_held_out_5.jsonl": 0.92,
-    "third_parties_held_out_6.jsonl": 0.90,
-    "third_parties_held_out_7.jsonl": 0.92,
-    "third_parties_held_out_8.jsonl": 0.87,
-    "third_parties_held_out_9.jsonl": 0.89,
+    "third_parties_development.jsonl": 0.94,
+    "third_parties_held_out.jsonl": 0.93,
+    "third_parties_held_out_2.jsonl": 0.90,
+    "third_parties_held_out_3.jsonl": 0.94,
+    "third_parties_held_out_4.jsonl": 0.95,
+    "third_parties_held_out_5.jsonl": 0.96,
+    "third_parties_held_out_6.jsonl": 0.94,
+    "third_parties_held_out_7.jsonl": 0.93,
+    "third_parties_held_out_8.jsonl": 0.92,
+    "third_parties_held_out_9.jsonl": 0.92,
+    "third_parties_held_out_10.jsonl": 0.93,
 }
 
 
