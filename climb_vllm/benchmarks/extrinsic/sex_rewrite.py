@@ -37,8 +37,11 @@ the sentence, the word is edited as the patient's and the edit marked ``uncertai
 log, so a reader can review exactly those. That holds for a default that points at the third
 party too (the sentence is about them, or their report says nothing of the patient's state):
 on sets of excerpts no rule had read, keeping those words was wrong more often than right, and
-editing them raised the correct edits by 2-4 points (PERFORMANCE.md). The labelled sentences
-in ``tests/golden/counterfactual/`` measure both.
+editing them raised the correct edits by 2-4 points (PERFORMANCE.md). Before any of that, a
+pronoun after someone of the patient's sex whom no firm rule decides goes to the learned
+referee (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), which reads its context with the
+sentence encoder (``referee=False`` leaves the rules alone). The labelled sentences in
+``tests/golden/counterfactual/`` measure all of it.
 
 A well-kept part-of-speech tagger would tell object from possessive "her" in general, but none
 installs offline from the package registry with its model from the authors (the spaCy and NLTK
