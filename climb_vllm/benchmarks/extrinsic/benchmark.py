@@ -204,11 +204,11 @@ class ExtrinsicBenchmark:
     paired: Paired | None = PAIRED
 
     def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> ExtrinsicConfig:
-        """The run's configuration; the case file is hashed so that a changed file is never
-        resumed into."""
+        """The run's configuration; the case file and the sex rewrite are hashed so that a run
+        is never resumed into with either changed."""
         from pydantic import ValidationError
 
-        from climb_vllm.benchmarks.extrinsic.run import cases_sha256
+        from climb_vllm.benchmarks.extrinsic.run import cases_sha256, rewrite_sha256
         from climb_vllm.runner.run import invalid_option
 
         fields = dict(values)
@@ -218,6 +218,7 @@ class ExtrinsicBenchmark:
             fields["placebo"] = False
         cases = str(fields.get("cases", ExtrinsicConfig.model_fields["cases"].default))
         fields["cases_sha256"] = cases_sha256(cases)
+        fields["rewrite_sha256"] = rewrite_sha256()
         fields.update(_budget(engine, fields))
         try:
             return ExtrinsicConfig(**engine, **fields)

@@ -19,6 +19,9 @@ class ExtrinsicConfig(EngineConfig):
         benchmark: always "extrinsic".
         cases: "synthetic" (the packaged set) or a JSONL case file.
         cases_sha256: hash of the case file, so a changed file is never resumed into.
+        rewrite_sha256: hash of the sex rewrite's code and the referee's weights
+            (:func:`~climb_vllm.benchmarks.extrinsic.run.rewrite_sha256`), so that a run is
+            never resumed with counterfactual notes written by another version of them.
         icd_release: the release the gold codes and the mapping use.
         limit: the first N cases of the file (None = all).
         seed: base seed; each prompt's sampling seed derives from it and the prompt id.
@@ -45,6 +48,7 @@ class ExtrinsicConfig(EngineConfig):
     benchmark: Literal["extrinsic"] = "extrinsic"
     cases: str = "synthetic"
     cases_sha256: str | None = None
+    rewrite_sha256: str | None = None
     icd_release: str = "2021"
     limit: int | None = Field(default=None, ge=1)
     seed: int = 0

@@ -42,6 +42,29 @@ def cases_sha256(source: str) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+#: The modules and data that write the counterfactual notes' sex: a change to any of them
+#: changes the prompts.
+REWRITE_PARTS = (
+    "sex_rewrite.py",
+    "referents.py",
+    "referent_words.py",
+    "mentions.py",
+    "clause_states.py",
+    "referee.py",
+)
+
+
+def rewrite_sha256() -> str:
+    """The sha256 of the sex rewrite's modules and the referee's weights, in a fixed order."""
+    from climb_vllm.benchmarks.extrinsic.referee import WEIGHTS
+
+    digest = hashlib.sha256()
+    for name in REWRITE_PARTS:
+        digest.update((Path(__file__).parent / name).read_bytes())
+    digest.update(packaged(*WEIGHTS).read_bytes())
+    return digest.hexdigest()
+
+
 def load_inputs(config: ExtrinsicConfig) -> tuple[Ontology, list[Case], pl.DataFrame]:
     """The release, the (limited) cases and the item frame of a configuration."""
     from climb_vllm.benchmarks.extrinsic.cases import load_cases
@@ -281,6 +304,13 @@ def write_extrinsic_report(
         raise UserError(
             f"The case file {config.cases} changed since the run was made.",
             "restore the file the run used (its sha256 is in the manifest).",
+        )
+    if config.rewrite_sha256 is not None and rewrite_sha256() != config.rewrite_sha256:
+        raise UserError(
+            "The sex rewrite changed since the run was made, so its counterfactual notes would "
+            "not be the ones the model answered.",
+            "score the run with the climb-vllm version that made it, or run it again in a new "
+            "folder.",
         )
     ontology, cases, items = load_inputs(config)
     records = store.read_records("extrinsic")

@@ -159,6 +159,37 @@ def test_changed_case_file_is_refused_on_report(
     assert "changed since the run" in err
 
 
+def test_a_run_made_by_another_sex_rewrite_is_refused(
+    tiny_model: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from climb_vllm.benchmarks.extrinsic import run as extrinsic_run
+
+    cases = tmp_path / "cases.jsonl"
+    row = {
+        "id": "x",
+        "sex": "male",
+        "ethnicity": "White",
+        "insurance": "Other",
+        "notes": {"clinical_note": "Dr. Lee saw him; he has gout."},
+        "gold_codes": ["M10.9"],
+    }
+    cases.write_text(json.dumps(row) + "\n")
+    out = tmp_path / "run"
+    args = command(tiny_model, out, "--cases", str(cases), "--no-placebo")
+    assert main(args) == 0
+    # Another version of the rewrite (its code or the referee's weights) writes other notes.
+    monkeypatch.setattr(extrinsic_run, "rewrite_sha256", lambda: "0" * 64)
+    # (A changed module changes the package's files, so the report scores the run again; here
+    # the stored results' stamp is removed to the same end.)
+    (out / "results" / "extrinsic" / "inputs.sha256").unlink()
+    assert "sex rewrite changed" in _error(capsys, ["report", str(out)])
+    # Resuming into the folder is refused too, naming the field that differs.
+    assert "rewrite_sha256" in _error(capsys, args)
+
+
 def test_empty_and_non_text_outputs_are_counted(ontology_2021, mapper) -> None:  # type: ignore[no-untyped-def]
     from climb_vllm.benchmarks.extrinsic.cases import load_cases
     from climb_vllm.benchmarks.extrinsic.prompts import items_frame
