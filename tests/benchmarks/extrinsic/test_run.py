@@ -136,18 +136,24 @@ def test_bad_case_files(
     assert "clinical_note is empty" in empty
 
 
+#: One case of a case file, for the tests that change what a run was made from.
+ONE_CASE = {
+    "id": "x",
+    "sex": "female",
+    "ethnicity": "Black",
+    "insurance": "Medicaid",
+    "notes": {"clinical_note": "She has gout."},
+    "gold_codes": ["M10.9"],
+}
+#: A note with a clinician of the patient's sex before a pronoun: the referee reads it.
+NOTE = "Dr. Lee saw her; she has gout."
+
+
 def test_changed_case_file_is_refused_on_report(
     tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cases = tmp_path / "cases.jsonl"
-    row = {
-        "id": "x",
-        "sex": "female",
-        "ethnicity": "Black",
-        "insurance": "Medicaid",
-        "notes": {"clinical_note": "She has gout."},
-        "gold_codes": ["M10.9"],
-    }
+    row = ONE_CASE
     cases.write_text(json.dumps(row) + "\n")
     out = tmp_path / "run"
     assert main(command(tiny_model, out, "--cases", str(cases), "--no-placebo")) == 0
@@ -168,15 +174,7 @@ def test_a_run_made_by_another_sex_rewrite_is_refused(
     from climb_vllm.benchmarks.extrinsic import run as extrinsic_run
 
     cases = tmp_path / "cases.jsonl"
-    row = {
-        "id": "x",
-        "sex": "male",
-        "ethnicity": "White",
-        "insurance": "Other",
-        "notes": {"clinical_note": "Dr. Lee saw him; he has gout."},
-        "gold_codes": ["M10.9"],
-    }
-    cases.write_text(json.dumps(row) + "\n")
+    cases.write_text(json.dumps(ONE_CASE | {"notes": {"clinical_note": NOTE}}) + "\n")
     out = tmp_path / "run"
     args = command(tiny_model, out, "--cases", str(cases), "--no-placebo")
     assert main(args) == 0
