@@ -206,8 +206,9 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: Each held-out set was measured untouched before it was read or trained on: with the rules
 #: alone 0.796, 0.806, 0.766, 0.820, 0.845, 0.823, 0.871, 0.871 and 0.898 for the first to
 #: ninth sets; the tenth, with the learned referee (fitted on every set before it), 0.925 and
-#: then 0.933 with the referee consulted only where no firm rule decides. The referee was fitted
-#: on the development to ninth sets, so their floors below are in-sample; the tenth is not.
+#: then 0.933 with the referee consulted only where no firm rule decides; the eleventh, written
+#: after that, 0.877 (0.855 with the rules alone). The referee was fitted on the development to
+#: ninth sets, so their floors below are in-sample; the tenth and eleventh are not.
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.94,
     "third_parties_held_out.jsonl": 0.93,
@@ -220,6 +221,7 @@ THIRD_PARTY_FLOORS = {
     "third_parties_held_out_8.jsonl": 0.92,
     "third_parties_held_out_9.jsonl": 0.92,
     "third_parties_held_out_10.jsonl": 0.93,
+    "third_parties_held_out_11.jsonl": 0.87,
 }
 
 
