@@ -46,7 +46,7 @@ def uncertain_pronouns(part: str) -> list[tuple[str, bool]]:
     for line in path.read_text().splitlines():
         row = json.loads(line)
         text = row["text"]
-        _, log = swap_sex(text, row["to"])
+        _, log = swap_sex(text, row["to"], referee=False)
         wanted = {(i, before) for i, before, _ in scoring._edits(text, row["expected"])}
         token_at = dict(zip(accumulate([0] + [len(t) for t in scoring._tokens(text)]), count()))
         for edit in log:
