@@ -30,19 +30,23 @@ from climb_vllm.resources.data import packaged
 
 #: Where the fitted weights live in the package.
 WEIGHTS = ("referee", "referee.npz")
-#: Word pieces the encoder reads at most; a window longer than this is cut at its start.
+#: Word pieces the encoder reads at most (a window is cut at its end past this).
 MAX_TOKENS = 256
+#: Characters read at most before and after the word: a very long sentence is cut there, so
+#: that the word always lies within :data:`MAX_TOKENS` (the labelled excerpts are far shorter).
+BEFORE, AFTER = 700, 300
 #: A decision whose probability lies within this distance of 0.5 is marked uncertain.
 UNCERTAIN_WITHIN = 0.3
 
 
 def window(text: str, start: int) -> tuple[int, int]:
-    """(lo, hi) of the pronoun at ``start``'s sentence and the one before it in ``text``: what
-    the referee reads (a note's excerpt in training was one or two sentences)."""
+    """(lo, hi) of the pronoun at ``start``'s sentence and the one before it in ``text``, at
+    most :data:`BEFORE` characters before it and :data:`AFTER` after: what the referee reads
+    (a note's excerpt in training was one or two sentences)."""
     lo, hi = sentence_bounds(text, start)
     if lo > 0:
         lo, _ = sentence_bounds(text, max(0, lo - 2))
-    return lo, hi
+    return max(lo, start - BEFORE), min(hi, start + AFTER)
 
 
 def features(encoder: Encoder, items: Sequence[tuple[str, int, int]]) -> npt.NDArray[np.float32]:
@@ -71,8 +75,7 @@ def features(encoder: Encoder, items: Sequence[tuple[str, int, int]]) -> npt.NDA
         s, e = start - lo, end - lo
         at = [k for k, (a, b) in enumerate(offsets) if b > a and a < e and b > s]
         if not at:
-            # The window was cut before the word (a sentence of over 256 pieces): the
-            # window's last piece stands for it.
+            # Only when 700 characters make over 256 pieces: the last piece read stands in.
             at = [len(offsets) - 2]
         rows.append(torch.cat([hidden[at].mean(0), hidden[1:-1].mean(0)]).numpy())
     return np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)

@@ -42,6 +42,13 @@ def test_the_window_is_the_sentence_and_the_one_before() -> None:
     assert text[lo:hi].strip() == "Dr. Lee examined him. He says he is better."
     lo, hi = window(text, 0)
     assert text[lo:hi] == "Pt seen today."
+    # A sentence of thousands of characters is read around the word, which stays in view.
+    long = "Dr. Lee reviewed " + "the labs, " * 400 + "and he called him."
+    at = long.index("he called")
+    lo, hi = window(long, at)
+    assert hi - lo <= 1000 and lo < at < hi
+    referee = default_referee()
+    assert 0.0 <= referee.third_party_probability(long, at, at + 2) <= 1.0
 
 
 def test_weights_name_the_sets_they_were_fitted_on() -> None:
