@@ -37,6 +37,7 @@ from climb_vllm.serving.config import (
 from climb_vllm.serving.state import (
     STATUS_WRAPPER,
     alive,
+    reap,
     recorded,
     state_file,
     stop,
@@ -294,7 +295,10 @@ def serve(
             raise UserError(
                 f"Servers from {state} still run: {', '.join(running)}.", "run make stop first."
             )
-        # Every recorded server has exited (killed, crashed): the file only describes the past.
+        # Every recorded server has exited (killed, crashed): the file only describes the past,
+        # but what the servers started may live on in their process groups.
+        for gone in recorded(state):
+            reap(int(str(gone["pid"])))
         state.unlink(missing_ok=True)
     folder = folder or server_dir()
     specs = plan_servers(models, port, gpus or [], tp, folder, server)

@@ -145,6 +145,7 @@ def stop(state: Path | None = None, grace: float = 20.0) -> list[str]:
     for server in servers:
         pid = int(server["pid"])
         if not alive(pid):
+            reap(pid)
             lines.append(f"{server['url']} had already exited (its log: {server.get('log')})")
             continue
         running.append(server)
@@ -165,6 +166,16 @@ def stop(state: Path | None = None, grace: float = 20.0) -> list[str]:
         lines.append(f"{server['url']} stopped")
     state.unlink(missing_ok=True)
     return lines
+
+
+def reap(pid: int) -> None:
+    """Kill what is left of the process group of a server whose shell ``pid`` has exited:
+    vLLM's engine processes outlive an API server killed with SIGKILL (by the kernel's OOM
+    killer, say) and keep its memory."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def alive(pid: int) -> bool:

@@ -304,5 +304,8 @@ def test_a_killed_server_is_told_by_its_signal_and_make_serve_starts_again(
     again = serve([str(tiny_model)], port=free_port(), python=vllm_python(), cpu=True, state=state)
     try:
         assert len(again) == 1
+        # The killed server's engine processes, which outlive it, went with it.
+        with pytest.raises(ProcessLookupError):
+            os.killpg(shell, 0)
     finally:
         stop(state)
