@@ -35,10 +35,18 @@ def examples(path: Path) -> tuple[list[tuple[str, int, int]], list[bool], int]:
     items: list[tuple[str, int, int]] = []
     labels: list[bool] = []
     left_out = 0
-    for line in path.read_text().splitlines():
+    for number, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():
             continue
-        row = json.loads(line)
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            row = None
+        if not isinstance(row, dict) or not {"text", "expected"} <= row.keys():
+            raise UserError(
+                f"{path}, line {number}: not a labelled excerpt.",
+                'give one JSON object per line with "text" and "expected".',
+            )
         found = list(PRONOUN.finditer(row["text"]))
         wanted = PRONOUN.findall(row["expected"])
         if len(found) != len(wanted):

@@ -121,3 +121,17 @@ def test_write_referee_fits_and_records(tmp_path: Path) -> None:
     stored = np.load(out)
     assert stored["coef"].shape == (768,) and str(stored["encoder"]) == facts["encoder"]
     assert referee_module.Referee(path=out).decide(rows[0]["text"], 17, 19)[0] in (True, False)
+
+
+def test_a_bad_labelled_line_is_one_clear_error(tmp_path: Path) -> None:
+    from climb_vllm.benchmarks.extrinsic.write_referee import main
+    from climb_vllm.core.errors import UserError
+
+    labelled = tmp_path / "bad.jsonl"
+    labelled.write_text('{"text": "He fell."}\n')
+    out = tmp_path / "referee.npz"
+    with pytest.raises(UserError, match="line 1"):
+        main([str(labelled), "--out", str(out)])
+    assert not out.exists()  # nothing written
+    with pytest.raises(UserError, match="No such labelled file"):
+        main([str(tmp_path / "missing.jsonl")])
