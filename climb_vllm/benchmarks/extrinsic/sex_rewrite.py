@@ -37,9 +37,9 @@ the sentence, the word is edited as the patient's and the edit marked ``uncertai
 log, so a reader can review exactly those. That holds for a default that points at the third
 party too (the sentence is about them, or their report says nothing of the patient's state):
 on sets of excerpts no rule had read, keeping those words was wrong more often than right, and
-editing them raised the correct edits by 2-4 points (PERFORMANCE.md). Before any of that, a
-pronoun after someone of the patient's sex whom no firm rule decides goes to the learned
-referee (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), which reads its context with the
+editing them raised the correct edits by 2-4 points (PERFORMANCE.md). Before that default is
+applied, a pronoun after someone of the patient's sex whom no firm rule decides goes to the
+learned referee (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), which reads its context with the
 sentence encoder (``referee=False`` leaves the rules alone). The labelled sentences in
 ``tests/golden/counterfactual/`` measure all of it.
 
@@ -334,13 +334,13 @@ def _referent(
     reader: SentenceReader,
     referee: bool = True,
 ) -> tuple[bool, bool]:
-    """(keep, uncertain) for a pronoun at ``start``: where someone who may be of the patient's
-    sex is named before it in the sentence, what the referee decides
-    (:mod:`~climb_vllm.benchmarks.extrinsic.referee`; the rules below when ``referee`` is
-    False); else keep it when it refers to a relative of the patient's sex (family-history
-    line, relative as the sentence's subject) or to another third party
-    (:mod:`~climb_vllm.benchmarks.extrinsic.referents`); uncertain when that module's rules
-    fall back on a default while another person is in the sentence."""
+    """(keep, uncertain) for a pronoun at ``start``: keep it when it refers to a relative of
+    the patient's sex (family-history line, relative as the sentence's subject) or when a firm
+    rule of :mod:`~climb_vllm.benchmarks.extrinsic.referents` says it is a third party's; where
+    no firm rule decides and someone who may be of the patient's sex is named before it in the
+    sentence, what the referee decides (:mod:`~climb_vllm.benchmarks.extrinsic.referee`; skipped
+    when ``referee`` is False); else the rules' default, edited and marked uncertain while
+    another person is in the sentence."""
     same_kin = _KIN_MALE if male_patient else _KIN_FEMALE
     sentence = text[_sentence_start(text, start) : start]
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", sentence)]
