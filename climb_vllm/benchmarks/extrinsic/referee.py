@@ -5,12 +5,12 @@ The referent rules (:mod:`~climb_vllm.benchmarks.extrinsic.referents`) read gram
 lists; on excerpts they were not written from they choose barely better than editing every
 pronoun (PERFORMANCE.md). Where another person of the patient's sex comes before a pronoun in
 its sentence and no firm rule decides it, the rewrite asks this referee instead:
-all-MiniLM-L6-v2 (the encoder the mapper already uses) reads the pronoun's sentence and the one before it; the features are the
-encoder's last hidden state at the pronoun (averaged over its word pieces) beside the mean over
-the window's tokens, and an L2-regularised logistic regression turns them into the probability
-that the pronoun is someone else's. Its weights (``data/referee/referee.npz``) were fitted on
-the labelled third-party excerpts by :mod:`~climb_vllm.benchmarks.extrinsic.write_referee`;
-their SOURCE.md says which.
+all-MiniLM-L6-v2 (the encoder the mapper already uses) reads the pronoun's sentence and the one
+before it; the features are the encoder's last hidden state at the pronoun (averaged over its
+word pieces) beside the mean over the window's tokens, and an L2-regularised logistic
+regression turns them into the probability that the pronoun is someone else's. Its weights
+(``data/referee/referee.npz``) were fitted on the labelled third-party excerpts by
+:mod:`~climb_vllm.benchmarks.extrinsic.write_referee`; their SOURCE.md says which.
 """
 
 from __future__ import annotations
