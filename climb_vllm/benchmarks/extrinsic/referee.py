@@ -1,27 +1,28 @@
 """A learned referee for pronouns near a third party: keep the word (someone else's) or edit it
-(the patient's), from the sentence encoder's reading of its context.
+(the patient's), from a fine-tuned sentence encoder's reading of its context.
 
 The referent rules (:mod:`~climb_vllm.benchmarks.extrinsic.referents`) read grammar and word
 lists; on excerpts they were not written from they choose barely better than editing every
-pronoun (PERFORMANCE.md). Where another person of the patient's sex comes before a pronoun in
-its sentence and no firm rule decides it, the rewrite asks this referee instead:
-all-MiniLM-L6-v2 (the encoder the mapper already uses) reads the pronoun's sentence and the one
-before it; the features are the encoder's last hidden state at the pronoun (averaged over its
-word pieces) beside the mean over the window's tokens, and an L2-regularised logistic
-regression turns them into the probability that the pronoun is someone else's. Its weights
-(``data/referee/referee.npz``) were fitted on the labelled third-party excerpts by
-:mod:`~climb_vllm.benchmarks.extrinsic.write_referee`; their SOURCE.md says which.
+pronoun (PERFORMANCE.md). Where another person of the patient's sex is named before a pronoun
+in its sentence or the sentence before, and no firm rule decides it, the rewrite asks this
+referee instead. all-MiniLM-L6-v2 (the encoder the mapper uses), with its top
+:data:`TUNED_LAYERS` layers fine-tuned on the labelled third-party excerpts, reads the pronoun's
+sentence and the one before it; the last hidden state at the pronoun (averaged over its word
+pieces) beside the mean over the window's tokens goes through a logistic layer to give the
+probability that the pronoun is someone else's. The weights (``data/referee/referee.npz``: the
+tuned layers as differences from the packaged encoder's, and the logistic layer) are written
+by :mod:`~climb_vllm.benchmarks.extrinsic.write_referee`; their SOURCE.md says from which sets.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from climb_vllm.benchmarks.extrinsic.encoder import Encoder, encoder_fingerprint
 from climb_vllm.benchmarks.extrinsic.mentions import sentence_bounds
@@ -30,6 +31,8 @@ from climb_vllm.resources.data import packaged
 
 #: Where the fitted weights live in the package.
 WEIGHTS = ("referee", "referee.npz")
+#: The encoder's top layers that fine-tuning changes (the lower ones stay the packaged ones).
+TUNED_LAYERS = 2
 #: Word pieces the encoder reads at most (a window is cut at its end past this).
 MAX_TOKENS = 256
 #: Characters read at most before and after the word: a very long sentence is cut there, so
@@ -38,91 +41,104 @@ BEFORE, AFTER = 700, 300
 #: A decision whose probability lies within this distance of 0.5 is marked uncertain.
 UNCERTAIN_WITHIN = 0.3
 
+#: One word to read: its text, and where the word starts and ends in it.
+Item = tuple[str, int, int]
+
 
 def window(text: str, start: int) -> tuple[int, int]:
     """(lo, hi) of the pronoun at ``start``'s sentence and the one before it in ``text``, at
     most :data:`BEFORE` characters before it and :data:`AFTER` after: what the referee reads
-    (a note's excerpt in training was one or two sentences)."""
+    (a note's excerpt in training was one to three sentences)."""
     lo, hi = sentence_bounds(text, start)
     if lo > 0:
         lo, _ = sentence_bounds(text, max(0, lo - 2))
     return max(lo, start - BEFORE), min(hi, start + AFTER)
 
 
-def features(encoder: Encoder, items: Sequence[tuple[str, int, int]]) -> npt.NDArray[np.float32]:
-    """One row per ``(text, start, end)``: the encoder's last hidden state at the word at
-    ``text[start:end]`` (averaged over its word pieces) beside the mean over the window's
-    tokens (:func:`window`), 2 x 384 values."""
-    import torch
+def tokenize(tokenizer: Any, items: Sequence[Item]) -> list[tuple[list[int], list[int]]]:
+    """(word-piece ids of the window, positions of the word's pieces) per item.
 
-    # The sentence-transformers wrapper's first module holds the Hugging Face model.
-    transformer: Any = encoder.model[0].auto_model
-    tokenizer: Any = encoder.model.tokenizer
+    Args:
+        tokenizer: the encoder's tokenizer (a fast one: it gives character offsets).
+        items: ``(text, start, end)``, the word being ``text[start:end]``.
+    """
     rows = []
     for text, start, end in items:
         lo, hi = window(text, start)
-        piece = text[lo:hi]
         encoded = tokenizer(
-            piece,
-            return_offsets_mapping=True,
-            return_tensors="pt",
-            truncation=True,
-            max_length=MAX_TOKENS,
+            text[lo:hi], return_offsets_mapping=True, truncation=True, max_length=MAX_TOKENS
         )
-        offsets = encoded.pop("offset_mapping")[0].tolist()
-        with torch.no_grad():
-            hidden = transformer(**encoded.to(transformer.device)).last_hidden_state[0].cpu()
         s, e = start - lo, end - lo
+        offsets = encoded["offset_mapping"]
         at = [k for k, (a, b) in enumerate(offsets) if b > a and a < e and b > s]
-        if not at:
-            # Only when 700 characters make over 256 pieces: the last piece read stands in.
-            at = [len(offsets) - 2]
-        rows.append(torch.cat([hidden[at].mean(0), hidden[1:-1].mean(0)]).numpy())
-    return np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
+        # Only when 700 characters make over 256 pieces: the last piece read stands in.
+        rows.append((list(encoded["input_ids"]), at or [len(offsets) - 2]))
+    return rows
 
 
-def fit_logistic(
-    x: npt.NDArray[np.float32], y: npt.NDArray[np.bool_], c: float, steps: int = 50
-) -> tuple[npt.NDArray[np.float64], float]:
-    """(coefficients, intercept) of the logistic regression minimising
-    ``0.5 * |w|^2 + c * sum(log-loss)`` (scikit-learn's ``C``; the intercept unpenalised), by
-    Newton's method."""
-    data = np.hstack([x.astype(np.float64), np.ones((x.shape[0], 1))])
-    target = y.astype(np.float64)
-    weights = np.zeros(data.shape[1])
-    penalty = np.eye(data.shape[1]) / c
-    penalty[-1, -1] = 0.0
-    for _ in range(steps):
-        p = 1.0 / (1.0 + np.exp(-(data @ weights)))
-        gradient = data.T @ (p - target) + penalty @ weights
-        hessian = (data * (p * (1 - p))[:, None]).T @ data + penalty
-        step = np.linalg.solve(hessian, gradient)
-        weights -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return weights[:-1], float(weights[-1])
+def pooled(transformer: Any, rows: Sequence[tuple[list[int], list[int]]]) -> Any:
+    """The referee's features as a torch tensor, one row per tokenized item (:func:`tokenize`):
+    the last hidden state at the word (mean over its pieces) beside the mean over the window's
+    pieces (the [CLS] and [SEP] markers left out), 2 x 384 values. Differentiable: fine-tuning
+    and reading share it."""
+    import torch
+
+    width = max(len(ids) for ids, _ in rows)
+    ids = torch.zeros(len(rows), width, dtype=torch.long)
+    mask = torch.zeros(len(rows), width, dtype=torch.long)
+    word = torch.zeros(len(rows), width)
+    for i, (pieces, at) in enumerate(rows):
+        ids[i, : len(pieces)] = torch.tensor(pieces)
+        mask[i, : len(pieces)] = 1
+        word[i, at] = 1.0
+    hidden = transformer(input_ids=ids, attention_mask=mask).last_hidden_state
+    inner = mask.float()
+    inner[:, 0] = 0.0
+    inner[torch.arange(len(rows)), mask.sum(1) - 1] = 0.0
+    mean = (hidden * inner[..., None]).sum(1) / inner.sum(1, keepdim=True)
+    at_word = (hidden * word[..., None]).sum(1) / word.sum(1, keepdim=True)
+    return torch.cat([at_word, mean], 1)
+
+
+def tuned_names(transformer: Any) -> list[str]:
+    """Names of the parameters fine-tuning changes: those of the top :data:`TUNED_LAYERS`."""
+    first = len(transformer.encoder.layer) - TUNED_LAYERS
+    prefixes = tuple(f"encoder.layer.{k}." for k in range(first, first + TUNED_LAYERS))
+    return [name for name, _ in transformer.named_parameters() if name.startswith(prefixes)]
 
 
 class Referee:
     """The fitted referee.
 
     Args:
-        encoder: the sentence encoder (loaded when None).
+        encoder: the packaged sentence encoder (loaded when None; never changed: the referee
+            tunes a copy).
         path: the weights (the packaged ones when None).
     """
 
     def __init__(self, encoder: Encoder | None = None, path: Path | None = None) -> None:
-        self.encoder = encoder or Encoder(device="cpu")
+        import torch
+
         stored = np.load(path or packaged(*WEIGHTS))
-        fingerprint = str(stored["encoder"])
-        if fingerprint != encoder_fingerprint():
+        layers = [key for key in stored.files if key.startswith("delta/")]
+        if str(stored["encoder"]) != encoder_fingerprint() or not layers:
             raise UserError(
-                "The referee's weights were fitted on another encoder's features.",
+                "The referee's weights were fitted on another encoder, or are in an old format.",
                 "refit them: python -m climb_vllm.benchmarks.extrinsic.write_referee",
             )
+        source = encoder or Encoder(device="cpu")
+        self.tokenizer: Any = source.model.tokenizer
+        # The sentence-transformers wrapper's first module holds the Hugging Face model.
+        hugging_face: Any = source.model[0].auto_model
+        self.transformer: Any = copy.deepcopy(hugging_face).cpu().eval()
+        parameters = dict(self.transformer.named_parameters())
+        with torch.no_grad():
+            for name in tuned_names(self.transformer):
+                delta = torch.from_numpy(stored[f"delta/{name}"].astype(np.float32))
+                parameters[name] += delta
         self.coef = stored["coef"].astype(np.float64)
         self.intercept = float(stored["intercept"])
-        self._cache: dict[tuple[str, int, int], float] = {}
+        self._cache: dict[Item, float] = {}
         #: Words asked about since the last :meth:`clear` (cached answers included).
         self.asked = 0
 
@@ -131,6 +147,14 @@ class Referee:
         self._cache.clear()
         self.asked = 0
 
+    def probabilities(self, items: Sequence[Item]) -> list[float]:
+        """The probability that each word is someone else's (no cache, no count)."""
+        import torch
+
+        with torch.no_grad():
+            x = pooled(self.transformer, tokenize(self.tokenizer, items)).double().numpy()
+        return [float(p) for p in 1.0 / (1.0 + np.exp(-(x @ self.coef + self.intercept)))]
+
     def third_party_probability(self, text: str, start: int, end: int) -> float:
         """The probability that the word at ``text[start:end]`` refers to someone other than
         the patient."""
@@ -138,8 +162,7 @@ class Referee:
         lo, hi = window(text, start)
         key = (text[lo:hi], start - lo, end - lo)
         if key not in self._cache:
-            row = features(self.encoder, [(key[0], key[1], key[2])])[0]
-            self._cache[key] = float(1.0 / (1.0 + np.exp(-(row @ self.coef + self.intercept))))
+            self._cache[key] = self.probabilities([key])[0]
         return self._cache[key]
 
     def decide(self, text: str, start: int, end: int) -> tuple[bool, bool]:
@@ -156,6 +179,8 @@ def default_referee() -> Referee:
 
 
 def describe(path: Path | None = None) -> dict[str, Any]:
-    """What the weights file says of itself (the sets fitted on, their pronoun counts, C)."""
+    """What the weights file says of itself (the sets fitted on, their pronoun counts, the
+    fine-tuning's settings)."""
     stored = np.load(path or packaged(*WEIGHTS))
-    return {key: stored[key].tolist() for key in stored.files if key not in ("coef",)}
+    kept = [key for key in stored.files if key != "coef" and not key.startswith("delta/")]
+    return {key: stored[key].tolist() for key in kept}

@@ -38,9 +38,11 @@ log, so a reader can review exactly those. That holds for a default that points 
 party too (the sentence is about them, or their report says nothing of the patient's state):
 on sets of excerpts no rule had read, keeping those words was wrong more often than right, and
 editing them raised the correct edits by 2-4 points (PERFORMANCE.md). Before that default is
-applied, a pronoun after someone of the patient's sex whom no firm rule decides goes to the
-learned referee (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), which reads its context with the
-sentence encoder (``referee=False`` leaves the rules alone). The labelled sentences in
+applied, a pronoun that no firm rule decides, after someone of the patient's sex named before
+it in its sentence or in the sentence before ("Dr. Burke saw him. He ordered a CT"), goes to
+the learned referee (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), a sentence encoder
+fine-tuned to read whose it is (``referee=False`` leaves the rules alone). The labelled
+sentences in
 ``tests/golden/counterfactual/`` measure all of it.
 
 A well-kept part-of-speech tagger would tell object from possessive "her" in general, but none
@@ -333,14 +335,16 @@ def _referent(
     male_patient: bool,
     reader: SentenceReader,
     referee: bool = True,
+    third_near: bool = False,
 ) -> tuple[bool, bool]:
     """(keep, uncertain) for a pronoun at ``start``: keep it when it refers to a relative of
     the patient's sex (family-history line, relative as the sentence's subject) or when a firm
     rule of :mod:`~climb_vllm.benchmarks.extrinsic.referents` says it is a third party's; where
-    no firm rule decides and someone who may be of the patient's sex is named before it in the
-    sentence, what the referee decides (:mod:`~climb_vllm.benchmarks.extrinsic.referee`; skipped
-    when ``referee`` is False); else the rules' default, edited and marked uncertain while
-    another person is in the sentence."""
+    no firm rule decides and ``third_near`` (someone who may be of the patient's sex is named
+    before it in its sentence or in the sentence before), what the referee decides
+    (:mod:`~climb_vllm.benchmarks.extrinsic.referee`; skipped when ``referee`` is False); else
+    the rules' default, edited and marked uncertain while another person is in the
+    sentence."""
     same_kin = _KIN_MALE if male_patient else _KIN_FEMALE
     sentence = text[_sentence_start(text, start) : start]
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", sentence)]
@@ -357,7 +361,7 @@ def _referent(
     if lead and lead[0] in same_kin and key not in ("him", "her", "his"):
         return True, False
     decision = reader.decision(start)
-    if referee and not decision.firm and reader.third_party_before(start):
+    if referee and not decision.firm and third_near:
         return default_referee().decide(text, start, start + len(key))
     # Only a rule keeps a word; a default's third party is edited and marked, as the module
     # note says.
@@ -395,6 +399,15 @@ def swap_sex(
                 text, at, to == "female", lambda s, e: _her(text, s, e) == "him"
             )
         return readers[lo]
+
+    def third_party_near(at: int) -> bool:
+        """Whether someone who may be of the patient's sex is named before ``at`` in its
+        sentence or anywhere in the sentence before ("Dr. Burke saw him. He ordered a CT")."""
+        here = reader(at)
+        if here.third_party_before(at):
+            return True
+        before = reader(max(0, here.lo - 2))
+        return before.lo < here.lo and before.third_party_before(here.lo)
 
     for match in _AGE_SEX.finditer(text):
         group = 2 if match.group(2) is not None else 4
@@ -440,7 +453,10 @@ def swap_sex(
                 continue
         uncertain = False
         if key in _PRONOUNS:
-            keep, uncertain = _referent(text, start, key, to == "female", reader(start), referee)
+            near = referee and third_party_near(start)
+            keep, uncertain = _referent(
+                text, start, key, to == "female", reader(start), referee, near
+            )
             if keep:
                 continue
         edits.append(Edit(section, start, word, _match_case(word, replacement), uncertain))

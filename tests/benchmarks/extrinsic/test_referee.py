@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,7 +16,6 @@ from climb_vllm.benchmarks.extrinsic.referee import (
     UNCERTAIN_WITHIN,
     default_referee,
     describe,
-    fit_logistic,
     window,
 )
 from climb_vllm.benchmarks.extrinsic.sex_rewrite import swap_sex
@@ -24,16 +24,46 @@ from climb_vllm.benchmarks.extrinsic.write_referee import examples
 GOLDEN_DIR = Path(__file__).parents[2] / "golden" / "counterfactual"
 
 
-def test_fit_logistic_matches_scikit_learn() -> None:
-    from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
+def test_half_precision_weights_read_as_the_full_ones(tmp_path: Path) -> None:
+    from climb_vllm.benchmarks.extrinsic.encoder import Encoder, encoder_fingerprint
+    from climb_vllm.benchmarks.extrinsic.write_referee import fine_tune
 
-    rng = np.random.default_rng(3)
-    x = rng.normal(size=(300, 5)).astype(np.float32)
-    y = (x @ np.array([1.5, -2.0, 0.0, 0.5, 1.0]) + rng.normal(size=300)) > 0.3
-    coef, intercept = fit_logistic(x, y, c=0.1)
-    reference = LogisticRegression(C=0.1, tol=1e-10, max_iter=10_000).fit(x, y)
-    assert np.allclose(coef, reference.coef_[0], atol=1e-4)
-    assert abs(intercept - reference.intercept_[0]) < 1e-4
+    encoder = Encoder(device="cpu")
+    hugging_face: Any = encoder.model[0].auto_model
+    before = {n: p.clone() for n, p in hugging_face.named_parameters()}
+    items, labels, _ = examples(GOLDEN_DIR / "third_parties_development.jsonl")
+    arrays = fine_tune(encoder, items[:48], labels[:48], epochs=2)
+    deltas = [k for k in arrays if k.startswith("delta/")]
+    assert len(deltas) == 2 * 16  # two layers of sixteen tensors each
+    assert max(float(np.abs(arrays[k]).max()) for k in deltas) > 0  # the layers moved
+    paths = {}
+    for precision in (np.float32, np.float16):
+        stored = {k: v.astype(precision) if k in deltas else v for k, v in arrays.items()}
+        paths[precision] = tmp_path / f"{precision.__name__}.npz"
+        np.savez(paths[precision], encoder=encoder_fingerprint(), **stored)
+    full = referee_module.Referee(encoder, paths[np.float32]).probabilities(items[48:80])
+    half = referee_module.Referee(encoder, paths[np.float16]).probabilities(items[48:80])
+    assert max(abs(a - b) for a, b in zip(full, half)) < 1e-3
+    # The encoder the mapper shares is never changed: the referee tunes a copy.
+    after = dict(hugging_face.named_parameters())
+    assert all(torch_equal(before[n], after[n]) for n in before)
+
+
+def torch_equal(a: object, b: object) -> bool:
+    import torch
+
+    assert isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+    return bool(torch.equal(a, b))
+
+
+def test_weights_of_an_old_format_are_one_clear_error(tmp_path: Path) -> None:
+    from climb_vllm.benchmarks.extrinsic.encoder import encoder_fingerprint
+    from climb_vllm.core.errors import UserError
+
+    old = tmp_path / "old.npz"
+    np.savez(old, coef=np.zeros(768), intercept=0.0, encoder=encoder_fingerprint())
+    with pytest.raises(UserError, match="refit"):
+        referee_module.Referee(path=old)
 
 
 def test_the_window_is_the_sentence_and_the_one_before() -> None:
@@ -54,8 +84,8 @@ def test_the_window_is_the_sentence_and_the_one_before() -> None:
 def test_weights_name_the_sets_they_were_fitted_on() -> None:
     facts = describe()
     sets = facts["sets"]
-    assert sets[0] == "third_parties_development.jsonl" and len(sets) == 10
-    assert "third_parties_held_out_10.jsonl" not in sets  # the set held out from the fit
+    assert sets[0] == "third_parties_development.jsonl" and len(sets) == 12
+    assert "third_parties_held_out_12.jsonl" not in sets  # the set held out from the fit
     # The counts recorded are the counts these files give now: the weights are not stale.
     assert facts["pronouns_per_set"] == [len(examples(GOLDEN_DIR / s)[0]) for s in sets]
 
@@ -89,6 +119,13 @@ def test_the_rewrite_asks_the_referee_only_where_no_firm_rule_decides(
     assert (not edited) == keep
     assert not edited or edited[0].uncertain == uncertain
     assert made.startswith("She declined the IV")
+    # A clinician named in the sentence before: the referee decides; two sentences back, not.
+    asked.clear()
+    swap_sex("Dr. Burke is on call. He ordered a CT.", "female")
+    assert asked == ["He"]
+    asked.clear()
+    swap_sex("Dr. Burke is on call. It was busy. He ordered a CT.", "female")
+    assert asked == []
 
 
 def test_the_referee_reads_context_not_the_word_alone() -> None:
@@ -120,6 +157,8 @@ def test_write_referee_fits_and_records(tmp_path: Path) -> None:
     assert facts["pronouns_per_set"] == [6] and facts["third_party_pronouns"] == 1
     stored = np.load(out)
     assert stored["coef"].shape == (768,) and str(stored["encoder"]) == facts["encoder"]
+    deltas = [k for k in stored.files if k.startswith("delta/")]
+    assert deltas and all(stored[k].dtype == np.float16 for k in deltas)
     assert referee_module.Referee(path=out).decide(rows[0]["text"], 17, 19)[0] in (True, False)
 
 
