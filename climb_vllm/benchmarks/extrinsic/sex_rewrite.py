@@ -251,7 +251,7 @@ def _previous_word(text: str, start: int) -> str | None:
     return before.group(1).lower() if before else None
 
 
-def _her(text: str, start: int, end: int) -> str:
+def his_or_him(text: str, start: int, end: int) -> str:
     """ "his" or "him" for a female -> male "her" (see the module docstring)."""
     following = _next_word(text, end)
     # The text before "her", read from a short window (the whole prefix only when the window
@@ -396,7 +396,7 @@ def swap_sex(
         lo, _ = mentions.sentence_bounds(text, at)
         if lo not in readers:
             readers[lo] = referents.SentenceReader(
-                text, at, to == "female", lambda s, e: _her(text, s, e) == "him"
+                text, at, to == "female", lambda s, e: his_or_him(text, s, e) == "him"
             )
         return readers[lo]
 
@@ -432,7 +432,7 @@ def swap_sex(
         if to == "female" and key == "his":
             replacement: str | None = _his(text, end)
         elif to == "male" and key == "her":
-            replacement = _her(text, start, end)
+            replacement = his_or_him(text, start, end)
         elif key in _PARENTS and _patient_parent(text, start, end, key, to):
             replacement = _PARENTS[key]
         else:

@@ -4,7 +4,8 @@ its weights (about two minutes on 2 cores).
 
 Every sex pronoun of every excerpt is one example: its label is whether the labelled rewrite
 keeps it (someone else's) or changes it (the patient's). Excerpts whose pronouns do not line up
-one to one with the labelled rewrite are left out and counted. The encoder's top
+one to one with the labelled rewrite are left out and counted. Each excerpt is also read with
+every sex word swapped (:mod:`~climb_vllm.benchmarks.extrinsic.mirror`). The encoder's top
 :data:`~climb_vllm.benchmarks.extrinsic.referee.TUNED_LAYERS` layers and a logistic layer on
 the referee's features are trained together (AdamW, binary cross-entropy, a tenth of the steps
 warming up, then a linear decay); the settings were chosen on the tenth and eleventh sets with
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from climb_vllm.benchmarks.extrinsic.encoder import Encoder, encoder_fingerprint
+from climb_vllm.benchmarks.extrinsic.mirror import mirror
 from climb_vllm.benchmarks.extrinsic.referee import (
     WEIGHTS,
     Item,
@@ -69,6 +71,30 @@ def examples(path: Path) -> tuple[list[tuple[str, int, int]], list[bool], int]:
     return items, labels, left_out
 
 
+def mirrored(items: Sequence[Item], labels: Sequence[bool]) -> tuple[list[Item], list[bool]]:
+    """The examples of each excerpt again with every sex word swapped (:func:`~climb_vllm.
+    benchmarks.extrinsic.mirror.mirror`), the labels unchanged: what the referee is tuned on
+    besides the excerpts themselves. An excerpt whose mirror has another number of pronouns
+    (none among the labelled sets) is not mirrored.
+
+    Args:
+        items: the pronouns as ``(text, start, end)``, an excerpt's pronouns in order.
+        labels: whether each is someone else's.
+    """
+    by_text: dict[str, list[bool]] = {}
+    for (text, _, _), label in zip(items, labels):
+        by_text.setdefault(text, []).append(label)
+    out_items: list[Item] = []
+    out_labels: list[bool] = []
+    for text, kept in by_text.items():
+        other = mirror(text)
+        found = list(PRONOUN.finditer(other))
+        if len(found) == len(kept):
+            out_items += [(other, m.start(), m.end()) for m in found]
+            out_labels += kept
+    return out_items, out_labels
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Fit on the given labelled files and write the weights; returns what was written.
 
@@ -93,7 +119,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         counts.append(len(found))
         left_out += skipped
     encoder = Encoder(device="cpu")
-    arrays = fine_tune(encoder, items, labels)
+    mirror_items, mirror_labels = mirrored(items, labels)
+    arrays = fine_tune(encoder, items + mirror_items, labels + mirror_labels)
     out = args.out or packaged(*WEIGHTS)
     out.parent.mkdir(parents=True, exist_ok=True)
     facts: dict[str, Any] = {
@@ -101,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "pronouns_per_set": counts,
         "third_party_pronouns": sum(labels),
         "excerpts_left_out": left_out,
+        "mirrored_pronouns": len(mirror_items),
         "epochs": EPOCHS,
         "learning_rate": LEARNING_RATE,
         "batch": BATCH,

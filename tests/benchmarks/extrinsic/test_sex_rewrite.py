@@ -206,24 +206,27 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: Each held-out set was measured untouched before it was read or trained on: with the rules
 #: alone 0.796, 0.806, 0.766, 0.820, 0.845, 0.823, 0.871, 0.871 and 0.898 for the first to
 #: ninth sets; the tenth, with a linear referee fitted on every set before it, 0.933; the
-#: eleventh 0.877 (0.855 with the rules alone); the twelfth, with the fine-tuned referee
-#: asked after a third party in the sentence before too, 0.851 (0.777 with the linear
-#: referee, 0.743 with the rules alone). The referee was fine-tuned on the development to
-#: eleventh sets, so their floors below are in-sample; the twelfth's is not.
+#: eleventh 0.877 (0.855 with the rules alone); the twelfth, with the referee fine-tuned and
+#: asked after a third party in the sentence before too, 0.851 (0.777 with the linear referee,
+#: 0.743 with the rules alone); the thirteenth, with the referee tuned on mirrored excerpts as
+#: well, 0.842 (0.824 with the fine-tuned referee before it, 0.793 with the linear one, 0.737
+#: with the rules alone). The referee was tuned on the development to twelfth sets, so their
+#: floors below are in-sample; the thirteenth's is not.
 THIRD_PARTY_FLOORS = {
-    "third_parties_development.jsonl": 0.94,
-    "third_parties_held_out.jsonl": 0.93,
-    "third_parties_held_out_2.jsonl": 0.93,
-    "third_parties_held_out_3.jsonl": 0.96,
-    "third_parties_held_out_4.jsonl": 0.97,
+    "third_parties_development.jsonl": 0.93,
+    "third_parties_held_out.jsonl": 0.96,
+    "third_parties_held_out_2.jsonl": 0.95,
+    "third_parties_held_out_3.jsonl": 0.99,
+    "third_parties_held_out_4.jsonl": 0.99,
     "third_parties_held_out_5.jsonl": 0.97,
     "third_parties_held_out_6.jsonl": 0.97,
-    "third_parties_held_out_7.jsonl": 0.95,
-    "third_parties_held_out_8.jsonl": 0.92,
-    "third_parties_held_out_9.jsonl": 0.95,
+    "third_parties_held_out_7.jsonl": 0.96,
+    "third_parties_held_out_8.jsonl": 0.94,
+    "third_parties_held_out_9.jsonl": 0.97,
     "third_parties_held_out_10.jsonl": 0.96,
-    "third_parties_held_out_11.jsonl": 0.94,
-    "third_parties_held_out_12.jsonl": 0.85,
+    "third_parties_held_out_11.jsonl": 0.96,
+    "third_parties_held_out_12.jsonl": 0.91,
+    "third_parties_held_out_13.jsonl": 0.84,
 }
 
 
