@@ -241,6 +241,26 @@ def test_third_party_excerpts_meet_their_floors(name: str) -> None:
     assert score["edit_accuracy_low"] <= score["edit_accuracy"] <= score["edit_accuracy_high"]
 
 
+#: A sentence put before every excerpt of the thirteenth set, and the edit accuracy floor then
+#: (PERFORMANCE.md, "Inside a longer note": the referee reads the sentence before, and these
+#: lower it from 0.842 to 0.792 and 0.775, a known weakness this test keeps in view).
+INSIDE_A_NOTE = {
+    "Seen today. ": 0.86,
+    "The patient was seen and examined. ": 0.79,
+    "Vital signs are stable and the exam is unchanged from last visit. ": 0.77,
+}
+
+
+@pytest.mark.parametrize("before", sorted(INSIDE_A_NOTE))
+def test_third_party_excerpts_inside_a_note(before: str) -> None:
+    name = "third_parties_held_out_13.jsonl"
+    rows = [json.loads(line) for line in (GOLDEN_DIR / name).read_text().splitlines() if line]
+    padded = [dict(r, text=before + r["text"], expected=before + r["expected"]) for r in rows]
+    score = score_labelled(padded)
+    print(repr(before), json.dumps(score))
+    assert score["edit_accuracy"] >= INSIDE_A_NOTE[before]
+
+
 def test_sentence_starts_agree_with_a_scan_from_the_start() -> None:
     from climb_vllm.benchmarks.extrinsic import sex_rewrite
 
