@@ -42,8 +42,7 @@ applied, a pronoun that no firm rule decides, after someone of the patient's sex
 it in its sentence or in the sentence before ("Dr. Burke saw him. He ordered a CT"), goes to
 the learned referee (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), a sentence encoder
 fine-tuned to read whose it is (``referee=False`` leaves the rules alone). The labelled
-sentences in
-``tests/golden/counterfactual/`` measure all of it.
+sentences in ``tests/golden/counterfactual/`` measure all of it.
 
 A well-kept part-of-speech tagger would tell object from possessive "her" in general, but none
 installs offline from the package registry with its model from the authors (the spaCy and NLTK

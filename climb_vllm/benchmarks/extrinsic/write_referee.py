@@ -1,6 +1,6 @@
 """``python -m climb_vllm.benchmarks.extrinsic.write_referee``: fine-tune the pronoun referee
 (:mod:`~climb_vllm.benchmarks.extrinsic.referee`) on labelled third-party excerpts and write
-its weights (about two minutes on 2 cores).
+its weights (about three minutes on 2 cores).
 
 Every sex pronoun of every excerpt is one example: its label is whether the labelled rewrite
 keeps it (someone else's) or changes it (the patient's). Excerpts whose pronouns do not line up
