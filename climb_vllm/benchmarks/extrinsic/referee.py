@@ -7,17 +7,20 @@ pronoun (PERFORMANCE.md). Where another person of the patient's sex is named bef
 in its sentence or the sentence before, and no firm rule decides it, the rewrite asks this
 referee instead. all-MiniLM-L6-v2 (the encoder the mapper uses), with its top
 :data:`TUNED_LAYERS` layers fine-tuned on the labelled third-party excerpts, reads the pronoun's
-sentence and the one before it; the last hidden state at the pronoun (averaged over its word
-pieces) beside the mean over the window's tokens goes through a logistic layer to give the
-probability that the pronoun is someone else's. The weights (``data/referee/referee.npz``: the
-tuned layers as differences from the packaged encoder's, and the logistic layer) are written
-by :mod:`~climb_vllm.benchmarks.extrinsic.write_referee`; their SOURCE.md says from which sets.
+sentence and up to two before it (:func:`window`: back to the nearest that names someone, else
+that speaks of the patient, skipping none between); the last hidden state at the pronoun
+(averaged over its word pieces) beside the mean over the window's tokens goes through a
+logistic layer to give the probability that the pronoun is someone else's. The weights
+(``data/referee/referee.npz``: the tuned layers as differences from the packaged encoder's,
+and the logistic layer) are written by :mod:`~climb_vllm.benchmarks.extrinsic.write_referee`;
+their SOURCE.md says from which sets.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from climb_vllm.benchmarks.extrinsic.encoder import Encoder, encoder_fingerprint
-from climb_vllm.benchmarks.extrinsic.mentions import sentence_bounds
+from climb_vllm.benchmarks.extrinsic.mentions import sentence_bounds, words
+from climb_vllm.benchmarks.extrinsic.referent_words import is_person_word
 from climb_vllm.core.errors import UserError
 from climb_vllm.resources.data import packaged
 
@@ -45,13 +49,40 @@ UNCERTAIN_WITHIN = 0.3
 Item = tuple[str, int, int]
 
 
+#: Sentences before the pronoun's that the referee may read.
+LOOKBACK = 2
+_TITLE = re.compile(r"\b(?:Dr|Mr|Ms|Mrs|Miss)\.?\s+[A-Z]")
+_MENTION = re.compile(r"\b(?:he|him|his|himself|she|her|hers|herself|patient|pt)\b", re.I)
+
+
+def names_someone(text: str, lo: int, hi: int) -> bool:
+    """Whether ``text[lo:hi]`` names someone by role, kinship or title ("the nurse", "his
+    son", "Dr. Lee")."""
+    return bool(_TITLE.search(text, lo, hi)) or any(
+        is_person_word(w.key) for w in words(text, lo, hi)
+    )
+
+
 def window(text: str, start: int) -> tuple[int, int]:
-    """(lo, hi) of the pronoun at ``start``'s sentence and the one before it in ``text``, at
-    most :data:`BEFORE` characters before it and :data:`AFTER` after: what the referee reads
-    (a note's excerpt in training was one to three sentences)."""
+    """(lo, hi) of what the referee reads for the pronoun at ``start`` in ``text``: its sentence,
+    from the nearest of the :data:`LOOKBACK` sentences before it that names someone, else from
+    the nearest that speaks of the patient (a pronoun, "patient"), else alone; at most
+    :data:`BEFORE` characters before the pronoun and :data:`AFTER` after it.
+
+    Sentences that speak of no one ("Vital signs are stable.") are read only between two that
+    do: with the sentence before always read, such a sentence cost the referee 5-7 points of
+    accuracy inside a longer note (PERFORMANCE.md, "Inside a longer note")."""
     lo, hi = sentence_bounds(text, start)
-    if lo > 0:
-        lo, _ = sentence_bounds(text, max(0, lo - 2))
+    earlier = []
+    first = lo
+    for _ in range(LOOKBACK):
+        if first == 0:
+            break
+        first, _ = sentence_bounds(text, max(0, first - 2))
+        earlier.append(first)
+    named = [k for k in earlier if names_someone(text, k, lo)]
+    spoken = [k for k in earlier if _MENTION.search(text, k, lo)]
+    lo = (named or spoken or [lo])[0]
     return max(lo, start - BEFORE), min(hi, start + AFTER)
 
 

@@ -30,7 +30,7 @@ ROLES = frozenset(
     "anesthetist crna cna lpn rn orderly transporter porter volunteer scribe coordinator "
     "navigator caseworker police policeman policewoman firefighter firefighters bystander "
     "passerby driver cyclist pedestrian stranger colleague supervisor boss teacher pastor "
-    "priest float moonlighter ot".split()
+    "priest float moonlighter ot assistant foreman witness owner coach trainer".split()
 )
 
 PREPOSITIONS = frozenset("by with from to of at for near against behind".split())

@@ -146,6 +146,25 @@ class SentenceReader:
         """The decision for the pronoun starting at ``start`` (the patient when unknown)."""
         return self.decisions.get(start, Decision(False))
 
+    def clause_subject_pronoun(self, start: int) -> int | None:
+        """Where the subject pronoun of the clause of the object pronoun at ``start`` starts
+        ("he will call him": the "he"), else None, and None too when someone else is named
+        before that subject in the sentence (the rules above read those): a pronoun object is
+        never its clause's subject, so one of the two is someone else."""
+        index = {w.start: i for i, w in enumerate(self.words)}
+        i = index.get(start)
+        if i is None or self._pronoun_kind(i) != "object":
+            return None
+        for k in range(i - 1, -1, -1):
+            between = self.text[self.words[k].end : self.words[k + 1].start]
+            if CLAUSE_BREAK.search(between) or CLAUSE_BREAK.fullmatch(self.words[k].key):
+                return None
+            if self._pronoun_kind(k) == "subject":
+                return None if self._third_before(k) else self.words[k].start
+            if self._third[k] or self.words[k].key in SUBORDINATORS - {"that", "who"}:
+                return None
+        return None
+
     def third_party_before(self, start: int) -> bool:
         """Whether someone who may be of the patient's sex is named before ``start`` in the
         sentence (where the rewrite asks its referee)."""

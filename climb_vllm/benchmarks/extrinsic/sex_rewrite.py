@@ -41,7 +41,10 @@ editing them raised the correct edits by 2-4 points (PERFORMANCE.md). Before tha
 applied, a pronoun that no firm rule decides, after someone of the patient's sex named before
 it in its sentence or in the sentence before ("Dr. Burke saw him. He ordered a CT"), goes to
 the learned referee (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), a sentence encoder
-fine-tuned to read whose it is (``referee=False`` leaves the rules alone). The labelled
+fine-tuned to read whose it is (``referee=False`` leaves the rules alone). Last, a subject
+and an object pronoun of one clause that were both edited ("Fine-needle aspiration was done.
+He will call him with the results") cannot both be the patient's: a pronoun object is never its
+clause's subject, so the referee keeps the one it finds likelier someone else's. The labelled
 sentences in ``tests/golden/counterfactual/`` measure all of it.
 
 A well-kept part-of-speech tagger would tell object from possessive "her" in general, but none
@@ -55,6 +58,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from climb_vllm.benchmarks.extrinsic import mentions, referents
@@ -184,6 +188,9 @@ _KIN_MALE = frozenset(
 )
 _KIN_FEMALE = frozenset(
     "mother mom sister daughter grandmother aunt niece wife girlfriend stepmother".split()
+)
+_KIN_ADJECTIVES = frozenset(
+    "maternal paternal older younger elder oldest youngest late twin".split()
 )
 _FAMILY_LINE = re.compile(r"^\s*(?:fh|fhx|family\s+(?:history|hx))\b", re.IGNORECASE)
 # A sentence ends at ; ! ? a line break, or a full stop before white space that does not close
@@ -348,6 +355,10 @@ def _referent(
     sentence = text[_sentence_start(text, start) : start]
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", sentence)]
     following = _next_word(text, start + len(key))
+    skip = re.match(r"[ \t]+[A-Za-z]+", text[start + len(key) :])
+    if following in _KIN_ADJECTIVES and skip:
+        # "her maternal aunt", "his older brother": the relative after the adjective.
+        following = _next_word(text, start + len(key) + skip.end())
     possessive_of_kin = key in ("his", "her") and following in (_KIN_MALE | _KIN_FEMALE)
     if possessive_of_kin:
         return False, False
@@ -459,8 +470,38 @@ def swap_sex(
             if keep:
                 continue
         edits.append(Edit(section, start, word, _match_case(word, replacement), uncertain))
+    if referee:
+        edits = _one_of_two(text, edits, reader)
     edits.sort(key=lambda e: e.offset)
     return apply_edits(text, edits), edits
+
+
+def _word_end(text: str, start: int) -> int:
+    """Where the word starting at ``start`` ends."""
+    found = _WORD.match(text, start)
+    return found.end() if found else start
+
+
+def _one_of_two(
+    text: str, edits: list[Edit], reader: Callable[[int], SentenceReader]
+) -> list[Edit]:
+    """``edits`` without one of each subject and object pronoun of one clause that were both
+    edited ("He will call him with the results"): a pronoun object is never its clause's
+    subject, so one is someone else's: the one the referee finds likelier to be. (Such a pair
+    is found only where no one is named before the subject in its sentence, so no firm rule
+    has read it.)"""
+    edited = {e.offset: e for e in edits}
+    dropped: set[int] = set()
+    for edit in edits:
+        here = reader(edit.offset)
+        subject = here.clause_subject_pronoun(edit.offset)
+        if subject is None or subject not in edited or {subject, edit.offset} & dropped:
+            continue
+        judge = default_referee()
+        p_subject = judge.third_party_probability(text, subject, _word_end(text, subject))
+        p_object = judge.third_party_probability(text, edit.offset, edit.offset + len(edit.before))
+        dropped.add(subject if p_subject >= p_object else edit.offset)
+    return [e for e in edits if e.offset not in dropped]
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:

@@ -16,6 +16,7 @@ from climb_vllm.benchmarks.extrinsic.referee import (
     UNCERTAIN_WITHIN,
     default_referee,
     describe,
+    names_someone,
     window,
 )
 from climb_vllm.benchmarks.extrinsic.sex_rewrite import swap_sex
@@ -66,12 +67,26 @@ def test_weights_of_an_old_format_are_one_clear_error(tmp_path: Path) -> None:
         referee_module.Referee(path=old)
 
 
-def test_the_window_is_the_sentence_and_the_one_before() -> None:
+def test_the_window_reaches_back_to_who_is_spoken_of() -> None:
     text = "Pt seen today. Dr. Lee examined him. He says he is better. Plan as above."
     lo, hi = window(text, text.index("he is"))
     assert text[lo:hi].strip() == "Dr. Lee examined him. He says he is better."
     lo, hi = window(text, 0)
     assert text[lo:hi] == "Pt seen today."
+    # Back to someone named two sentences before, the sentence between read too.
+    text = "Dr. Lee saw him. The CT was negative. He will call him."
+    lo, hi = window(text, text.index("He will"))
+    assert text[lo:hi] == text
+    # No one named: back to the nearest sentence that speaks of the patient ...
+    text = "He has a cough. Temp 38.2. He says it is worse."
+    lo, hi = window(text, text.index("He says"))
+    assert text[lo:hi] == text
+    # ... and a sentence that speaks of no one is left out (a note's filler costs nothing).
+    text = "Vital signs are stable. The nurse says he slept."
+    lo, hi = window(text, text.index("he slept"))
+    assert text[lo:hi].strip() == "The nurse says he slept."
+    assert names_someone("His foreman drove him.", 0, 22)
+    assert not names_someone("Vital signs are stable.", 0, 23)
     # A sentence of thousands of characters is read around the word, which stays in view.
     long = "Dr. Lee reviewed " + "the labs, " * 400 + "and he called him."
     at = long.index("he called")
@@ -84,8 +99,8 @@ def test_the_window_is_the_sentence_and_the_one_before() -> None:
 def test_weights_name_the_sets_they_were_fitted_on() -> None:
     facts = describe()
     sets = facts["sets"]
-    assert sets[0] == "third_parties_development.jsonl" and len(sets) == 13
-    assert "third_parties_held_out_13.jsonl" not in sets  # the set held out from the fit
+    assert sets[0] == "third_parties_development.jsonl" and len(sets) == 15
+    assert "third_parties_held_out_15.jsonl" not in sets  # the set held out from the fit
     # The counts recorded are the counts these files give now: the weights are not stale.
     assert facts["pronouns_per_set"] == [len(examples(GOLDEN_DIR / s)[0]) for s in sets]
     # Every excerpt was read mirrored too.
@@ -128,6 +143,20 @@ def test_the_rewrite_asks_the_referee_only_where_no_firm_rule_decides(
     asked.clear()
     swap_sex("Dr. Burke is on call. It was busy. He ordered a CT.", "female")
     assert asked == []
+
+
+def test_a_subject_and_object_of_one_clause_are_not_both_the_patients() -> None:
+    # Both would be edited as the patient's (no one is named in their sentence); one is the
+    # surgeon's, and the referee says which.
+    text = (
+        "He was evaluated by the ENT surgeon for his neck mass. Fine-needle aspiration was"
+        " done in clinic. He will call him with the results."
+    )
+    made, log = swap_sex(text, "female")
+    assert made.endswith("He will call her with the results.")
+    assert swap_sex(text, "female", referee=False)[0].endswith(
+        "She will call her with the results."
+    )
 
 
 def test_the_referee_reads_context_not_the_word_alone() -> None:

@@ -377,3 +377,44 @@ def test_rules_read_from_the_sixth_set(to: str, before: str, after: str) -> None
 )
 def test_rules_read_from_the_seventh_set(to: str, before: str, after: str) -> None:
     assert swap_sex(before, to, referee=False)[0] == after
+
+
+def test_the_subject_pronoun_of_an_object_pronouns_clause() -> None:
+    def subject(text: str, word: str) -> int | None:
+        reader = referents.SentenceReader(text, 0, True, lambda s, e: True)
+        return reader.clause_subject_pronoun(text.rindex(word))
+
+    assert subject("He will call him with the results.", "him") == 0
+    assert subject("Then he drove him home.", "him") == 5
+    # A clause break, or someone named first (the rules read those), gives none.
+    assert subject("He came in, and the nurse saw him.", "him") is None
+    assert subject("The nurse says he saw him.", "him") is None
+    assert subject("A man he owed money to beat him.", "him") is None
+    # Only an object pronoun has one.
+    assert subject("He will call his son.", "his") is None
+
+
+@pytest.mark.parametrize(
+    ("to", "before", "after"),
+    [
+        # A possessive before an adjective of kinship is the patient's, as before the relative.
+        (
+            "male",
+            "FH: Her mother had breast cancer and her maternal aunt had ovarian cancer.",
+            "FH: His mother had breast cancer and his maternal aunt had ovarian cancer.",
+        ),
+        (
+            "female",
+            "FH: His older brother had an MI at 50.",
+            "FH: Her older brother had an MI at 50.",
+        ),
+        # A foreman, an assistant or a witness may be of the patient's sex.
+        (
+            "female",
+            "His foreman says he fell from a ladder, and he drove him in.",
+            "Her foreman says she fell from a ladder, and he drove her in.",
+        ),
+    ],
+)
+def test_rules_read_from_the_fourteenth_set(to: str, before: str, after: str) -> None:
+    assert swap_sex(before, to, referee=False)[0] == after
