@@ -62,6 +62,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from climb_vllm.benchmarks.extrinsic import referent_words as vocab
 from climb_vllm.benchmarks.extrinsic.clause_states import is_act_of_care, main_verb, state_after
 from climb_vllm.benchmarks.extrinsic.mentions import (
     names_a_therapist,
@@ -69,29 +70,6 @@ from climb_vllm.benchmarks.extrinsic.mentions import (
     sentence_bounds,
     titled_names,
     words,
-)
-from climb_vllm.benchmarks.extrinsic.referent_words import (
-    AFTER_CARE,
-    ANSWERS,
-    ASK,
-    BE,
-    CHILDHOOD,
-    CLAUSE_BREAK,
-    COUNSEL,
-    HELPS,
-    KIN_FEMALE,
-    KIN_MALE,
-    MOTIVES,
-    OPENING_QUOTE,
-    OPINIONS,
-    PARTS,
-    PREPOSITIONS,
-    REPORTING,
-    REQUESTS,
-    SELF_CARE,
-    SPEECH,
-    SUBORDINATORS,
-    is_role,
 )
 
 
@@ -134,7 +112,7 @@ class SentenceReader:
         self.objects = {"him"} if male_patient else {"her"}
         self.possessives = {"his"} if male_patient else {"her", "hers"}
         self.reflexive = "himself" if male_patient else "herself"
-        self.kin = KIN_MALE if male_patient else KIN_FEMALE
+        self.kin = vocab.KIN_MALE if male_patient else vocab.KIN_FEMALE
         third, patient = titled_names(text)
         self.third_titles = third - patient
         self.decisions: dict[int, Decision] = {}
@@ -147,23 +125,14 @@ class SentenceReader:
         return self.decisions.get(start, Decision(False))
 
     def clause_subject_pronoun(self, start: int) -> int | None:
-        """Where the subject pronoun of the clause of the object pronoun at ``start`` starts
-        ("he will call him": the "he"), else None, and None too when someone else is named
-        before that subject in the sentence (the rules above read those): a pronoun object is
-        never its clause's subject, so one of the two is someone else."""
-        index = {w.start: i for i, w in enumerate(self.words)}
-        i = index.get(start)
-        if i is None or self._pronoun_kind(i) != "object":
+        """Where the subject pronoun of the object pronoun at ``start``'s clause starts ("he
+        will call him"), unless someone else is named before it (the rules read those); else
+        None. A pronoun object is never its clause's subject: one of the two is someone else."""
+        i = next((k for k, w in enumerate(self.words) if w.start == start), None)
+        found = None if i is None or self._pronoun_kind(i) != "object" else self._back(i)
+        if found is None or found[0] != "subject" or self._third_before(found[1]):
             return None
-        for k in range(i - 1, -1, -1):
-            between = self.text[self.words[k].end : self.words[k + 1].start]
-            if CLAUSE_BREAK.search(between) or CLAUSE_BREAK.fullmatch(self.words[k].key):
-                return None
-            if self._pronoun_kind(k) == "subject":
-                return None if self._third_before(k) else self.words[k].start
-            if self._third[k] or self.words[k].key in SUBORDINATORS - {"that", "who"}:
-                return None
-        return None
+        return self.words[found[1]].start
 
     def third_party_before(self, start: int) -> bool:
         """Whether someone who may be of the patient's sex is named before ``start`` in the
@@ -176,7 +145,7 @@ class SentenceReader:
         """Whether word ``i`` names a third party who may be of the patient's sex."""
         word = self.words[i]
         key = word.key
-        if key in self.kin or is_role(key) or names_a_therapist(self.words, i):
+        if key in self.kin or vocab.is_role(key) or names_a_therapist(self.words, i):
             return True
         if key in ("mr", "ms", "mrs", "miss") and i + 1 < len(self.words):
             same_sex = (key == "mr") == self.male  # "Mrs. Baker" is no "he"
@@ -243,7 +212,9 @@ class SentenceReader:
         """Whether subject pronoun ``i``'s clause has an object pronoun of the same sex."""
         for k in range(i + 1, len(self.words)):
             between = self.text[self.words[k - 1].end : self.words[k].start]
-            if CLAUSE_BREAK.search(between) or CLAUSE_BREAK.fullmatch(self.words[k].key):
+            if vocab.CLAUSE_BREAK.search(between) or vocab.CLAUSE_BREAK.fullmatch(
+                self.words[k].key
+            ):
                 return False
             if self._pronoun_kind(k) == "object":
                 return True
@@ -278,7 +249,7 @@ class SentenceReader:
             rest = self.text[self.words[i].end : self.words[i].end + 40]
             age = re.match(r"\s+\w+\s+(\d+)", rest)
             decade = re.match(r"\s+\w+\s+in\s+(?:his|her|their)\s+\w+ties\b", rest)
-            if CHILDHOOD.match(rest) or (age and int(age.group(1)) < 18):
+            if vocab.CHILDHOOD.match(rest) or (age and int(age.group(1)) < 18):
                 return Decision(
                     False, firm=True
                 )  # rule 3: "when she was 10", "since he was a child"
@@ -290,7 +261,7 @@ class SentenceReader:
         if before and before[0] in ("whether", "if", "how", "what", "why") and i >= 2:
             if self._pronoun_kind(i - 2) == "object":
                 return Decision(False, firm=True)  # rule 4: "asked him whether he had chest pain"
-            asked = [j for j in range(max(0, i - 6), i) if self.words[j].key in ASK]
+            asked = [j for j in range(max(0, i - 6), i) if self.words[j].key in vocab.ASK]
             if asked:
                 # "the nurse asked if she was in pain", "she asked Dr. Cohen whether she could
                 # stop ...": one asks about the patient, or the patient about themselves; but
@@ -339,7 +310,7 @@ class SentenceReader:
 
     def _states(self, i: int) -> str | None:
         """What the clause after subject pronoun ``i`` says (:func:`clause_states.state_after`)."""
-        asked = any(w.key in REQUESTS for w in self.words[:i])
+        asked = any(w.key in vocab.REQUESTS for w in self.words[:i])
         return state_after([w.key for w in self.words[i + 1 : i + 8]], self.reflexive, asked)
 
     def _acts(self, i: int) -> bool:
@@ -358,7 +329,7 @@ class SentenceReader:
         for k in range(i + 1, len(self.words)):
             if self._pronoun_kind(k) == "object":
                 return False
-            if self.words[k].key in HELPS:
+            if self.words[k].key in vocab.HELPS:
                 return True
         return False
 
@@ -374,12 +345,12 @@ class SentenceReader:
     def _answerer(self, i: int) -> Decision | None:
         """Subject pronoun ``i`` answers ("she said no", "he replied") a question asked earlier
         in the sentence: the one who did not ask (the one asked, when "was asked")."""
-        if self._main_verb(i) not in ANSWERS:
+        if self._main_verb(i) not in vocab.ANSWERS:
             return None
         for j in range(i - 1, -1, -1):
             if self.words[j].key not in ("asked", "asks"):
                 continue
-            passive = j > 0 and self.words[j - 1].key in BE
+            passive = j > 0 and self.words[j - 1].key in vocab.BE
             asker = self.subject_of(j - 1 if passive else j)
             if asker is None:
                 return None
@@ -427,9 +398,9 @@ class SentenceReader:
         k = i - 2
         while k > 0:
             between = self.text[self.words[k - 1].end : self.words[k].start]
-            if CLAUSE_BREAK.search(between) or self.words[k - 1].key in SUBORDINATORS:
+            if vocab.CLAUSE_BREAK.search(between) or self.words[k - 1].key in vocab.SUBORDINATORS:
                 break
-            if CLAUSE_BREAK.fullmatch(self.words[k - 1].key):
+            if vocab.CLAUSE_BREAK.fullmatch(self.words[k - 1].key):
                 break
             k -= 1
         return range(max(k, 0), i - 1)
@@ -470,13 +441,15 @@ class SentenceReader:
         clause = self._previous_clause(i)
         if link == "but":
             return self._third_subject(clause)
-        if link not in AFTER_CARE or (link == "and" and state != "weak"):
+        if link not in vocab.AFTER_CARE or (link == "and" and state != "weak"):
             return False
-        if link == "because" and any(self.words[m].key in MOTIVES for m in clause):
+        if link == "because" and any(self.words[m].key in vocab.MOTIVES for m in clause):
             return self._third_subject(clause)  # "the resident was concerned because she ..."
         if not any(self._patient_mark(m) for m in clause):
             return False
-        if any(w.key in MOTIVES for w in self.words[i + 1 : i + 4]) or self._object_follows(i):
+        if any(w.key in vocab.MOTIVES for w in self.words[i + 1 : i + 4]) or self._object_follows(
+            i
+        ):
             return False
         return self._third_subject(clause)
 
@@ -485,11 +458,13 @@ class SentenceReader:
         "he has a history of seizures himself")."""
         for k in range(i + 1, len(self.words)):
             between = self.text[self.words[k - 1].end : self.words[k].start]
-            if CLAUSE_BREAK.search(between) or CLAUSE_BREAK.fullmatch(self.words[k].key):
+            if vocab.CLAUSE_BREAK.search(between) or vocab.CLAUSE_BREAK.fullmatch(
+                self.words[k].key
+            ):
                 return False
             if self.words[k].key == self.reflexive:
                 previous = self.words[k - 1].key
-                return k == i + 1 or previous not in PREPOSITIONS | SELF_CARE | {"to"}
+                return k == i + 1 or previous not in vocab.PREPOSITIONS | vocab.SELF_CARE | {"to"}
         return False
 
     def _reporter(self, i: int) -> bool | None:
@@ -503,14 +478,14 @@ class SentenceReader:
             verbs = [
                 k
                 for k in range(max(0, j - 4), j)
-                if self.words[k].key in REPORTING | {"told", "tell", "tells"}
+                if self.words[k].key in vocab.REPORTING | {"told", "tell", "tells"}
             ]
             j = verbs[-1] if verbs else j - 1
         elif j >= 1 and self.words[j - 1].key in ("told", "tell", "tells"):
             j -= 1  # "she told him he drinks ...": what the one who tells says
-        if j < 0 or self.words[j].key not in REPORTING | {"told", "tell", "tells", "say"}:
+        if j < 0 or self.words[j].key not in vocab.REPORTING | {"told", "tell", "tells", "say"}:
             return self._continued_report(i)
-        if self.words[j].key == "told" and j > 0 and self.words[j - 1].key in BE:
+        if self.words[j].key == "told" and j > 0 and self.words[j - 1].key in vocab.BE:
             j -= 1  # "she was told she ...": the subject of "was told"
         for k in range(j - 1, -1, -1):
             if self.words[k].key == "who":
@@ -551,9 +526,9 @@ class SentenceReader:
                 return Decision(not subject.third, firm=True)
             if i >= 2 and self._is_patient_noun(i - 2):
                 return Decision(True, firm=True)  # "the patient is his caregiver"
-        if kind == "possessive" and following in COUNSEL and third_before:
+        if kind == "possessive" and following in vocab.COUNSEL and third_before:
             return Decision(True, firm=True)  # "he trusts his oncologist and follows his advice"
-        if kind == "possessive" and following in OPINIONS and third_before:
+        if kind == "possessive" and following in vocab.OPINIONS and third_before:
             # "evaluated him; in his opinion ...": the evaluator's.
             return Decision(bool(self._first_person()), firm=True)
         if kind == "object" and subject is not None and third_before:
@@ -565,11 +540,11 @@ class SentenceReader:
         """Who speaks the quote holding offset ``at``: the subject of the verb of speech before
         its opening quote ("he said, '...") or the person right after it ("'...,' she said");
         None when there is no quote or no such person."""
-        openings = list(OPENING_QUOTE.finditer(self.text, self.lo, at + 1))
+        openings = list(vocab.OPENING_QUOTE.finditer(self.text, self.lo, at + 1))
         if not openings:
             return None
         opening = openings[-1].start()
-        verbs = [j for j, w in enumerate(self.words) if w.end <= opening and w.key in SPEECH]
+        verbs = [j for j, w in enumerate(self.words) if w.end <= opening and w.key in vocab.SPEECH]
         if verbs and verbs[-1] > 0 and self.words[verbs[-1] - 1].key == "and":
             # "The patient thanked the nurse and said, '...'": the sentence's subject speaks.
             return self.subject_of(verbs[-1], first=True)
@@ -588,32 +563,38 @@ class SentenceReader:
     def _copular(self, i: int) -> bool:
         """Whether possessive ``i`` names what its clause's subject is ("he is her only
         caregiver", "she was his proxy"): a role or a part after "is/was his/her"."""
-        if i == 0 or self.words[i - 1].key not in BE:
+        if i == 0 or self.words[i - 1].key not in vocab.BE:
             return False
         for word in self.words[i + 1 : i + 4]:
             if word.key in ("only", "primary", "main", "sole", "usual", "regular", "legal"):
                 continue
-            return is_role(word.key) or word.key in PARTS
+            return vocab.is_role(word.key) or word.key in vocab.PARTS
         return False
+
+    def _back(self, i: int) -> tuple[str, int] | None:
+        """Back from word ``i`` to its clause's start, the first of: ("subject", k) a subject
+        pronoun, ("third", k) a third party, ("and", 0) the sentence's opening subject pronoun
+        when an "and" or "but" comes right before ``i``'s verb; None past a subordinator."""
+        for k in range(i - 1, -1, -1):
+            key = self.words[k].key
+            between = self.text[self.words[k].end : self.words[k + 1].start]
+            if vocab.CLAUSE_BREAK.search(between) or vocab.CLAUSE_BREAK.fullmatch(key):
+                opening = key in ("and", "but") and k + 2 == i and self._pronoun_kind(0)
+                return ("and", 0) if opening == "subject" else None
+            if self._pronoun_kind(k) == "subject":
+                return "subject", k
+            if self._third[k]:
+                return "third", k
+            if key in vocab.SUBORDINATORS - {"that", "who"}:
+                return None
+        return None
 
     def _clause_subject(self, i: int) -> Decision | None:
         """The decision for the subject pronoun of word ``i``'s clause, if it has one; for
         "..., and told her" (a verb right after "and"), the sentence's opening subject."""
-        start = self.words[i].start
-        for k in range(i - 1, -1, -1):
-            between = self.text[self.words[k].end : start]
-            if CLAUSE_BREAK.search(between) or CLAUSE_BREAK.fullmatch(self.words[k].key):
-                if self.words[k].key in ("and", "but") and k + 2 == i:
-                    opening = self._pronoun_kind(0) if self.words else None
-                    if opening == "subject":
-                        return self.decisions.get(self.words[0].start)
-                return None
-            if self._pronoun_kind(k) == "subject":
-                return self.decisions.get(self.words[k].start)
-            if self._third[k] or self.words[k].key in SUBORDINATORS - {"that", "who"}:
-                # "when the resident examined him": the resident's clause, so him is not the
-                # resident; a clause opened by "when", "if" ... has its own subject.
-                # Marked uncertain when someone else named before may be meant instead.
-                return Decision(True, sum(self._third[:i]) > 1) if self._third[k] else None
-            start = self.words[k].start
-        return None
+        found = self._back(i)
+        if found is not None and found[0] == "third":
+            # "when the resident examined him": the resident's clause, so him is not the
+            # resident; uncertain when someone else named before may be meant instead.
+            return Decision(True, sum(self._third[:i]) > 1)
+        return None if found is None else self.decisions.get(self.words[found[1]].start)
