@@ -476,12 +476,6 @@ def swap_sex(
     return apply_edits(text, edits), edits
 
 
-def _word_end(text: str, start: int) -> int:
-    """Where the word starting at ``start`` ends."""
-    found = _WORD.match(text, start)
-    return found.end() if found else start
-
-
 def _one_of_two(
     text: str, edits: list[Edit], reader: Callable[[int], SentenceReader]
 ) -> list[Edit]:
@@ -498,7 +492,9 @@ def _one_of_two(
         if subject is None or subject not in edited or {subject, edit.offset} & dropped:
             continue
         judge = default_referee()
-        p_subject = judge.third_party_probability(text, subject, _word_end(text, subject))
+        p_subject = judge.third_party_probability(
+            text, subject, subject + len(edited[subject].before)
+        )
         p_object = judge.third_party_probability(text, edit.offset, edit.offset + len(edit.before))
         dropped.add(subject if p_subject >= p_object else edit.offset)
     return [e for e in edits if e.offset not in dropped]
