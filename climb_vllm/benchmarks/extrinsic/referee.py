@@ -36,7 +36,7 @@ from climb_vllm.resources.data import packaged
 #: Where the fitted weights live in the package.
 WEIGHTS = ("referee", "referee.npz")
 #: The encoder's top layers that fine-tuning changes (the lower ones stay the packaged ones).
-TUNED_LAYERS = 2
+TUNED_LAYERS = 3
 #: Word pieces the encoder reads at most (a window is cut at its end past this).
 MAX_TOKENS = 256
 #: Characters read at most before and after the word: a very long sentence is cut there, so

@@ -30,7 +30,9 @@ ROLES = frozenset(
     "anesthetist crna cna lpn rn orderly transporter porter volunteer scribe coordinator "
     "navigator caseworker police policeman policewoman firefighter firefighters bystander "
     "passerby driver cyclist pedestrian stranger colleague supervisor boss teacher pastor "
-    "priest float moonlighter ot assistant foreman witness owner coach trainer".split()
+    "priest float moonlighter ot assistant foreman witness owner coach trainer allergist "
+    "intensivist internist optometrist orthodontist hygienist chiropractor educator player "
+    "teammate classmate students guardian carer fiance fiancee passenger proxy".split()
 )
 
 PREPOSITIONS = frozenset("by with from to of at for near against behind".split())
@@ -83,7 +85,9 @@ HELPS = frozenset(
     "urged urge urges persuaded persuade persuades convinced convince convinces "
     # Starting or stopping a treatment: "she started him on cephalexin", "tapered him off".
     "started start starts put puts tapered taper tapers weaned wean weans switched switch "
-    "switches".split()
+    "switches "
+    # Moving or orienting someone: "he dragged him out", "she reoriented her".
+    "dragged drag drags reoriented reorient reorients".split()
 )
 # Verbs whose object is often oneself: "dress herself", "hurt himself" (not emphasis).
 SELF_CARE = frozenset(

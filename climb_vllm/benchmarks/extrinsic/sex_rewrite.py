@@ -41,7 +41,9 @@ editing them raised the correct edits by 2-4 points (PERFORMANCE.md). Before tha
 applied, a pronoun that no firm rule decides, after someone of the patient's sex named before
 it in its sentence or in the sentence before ("Dr. Burke saw him. He ordered a CT"), goes to
 the learned referee (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), a sentence encoder
-fine-tuned to read whose it is (``referee=False`` leaves the rules alone). Last, a subject
+fine-tuned to read whose it is (``referee=False`` leaves the rules alone). Where no one is
+named that near, a subject pronoun whose verb is an act of care ("He recommends aspirin") is
+the person named two sentences back, if someone is (:func:`_acts_after_someone`). Last, a subject
 and an object pronoun of one clause that were both edited ("Fine-needle aspiration was done.
 He will call him with the results") cannot both be the patient's: a pronoun object is never its
 clause's subject, so the referee keeps the one it finds likelier someone else's. The labelled
@@ -62,7 +64,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from climb_vllm.benchmarks.extrinsic import mentions, referents
-from climb_vllm.benchmarks.extrinsic.referee import default_referee
+from climb_vllm.benchmarks.extrinsic.clause_states import is_act_of_care
+from climb_vllm.benchmarks.extrinsic.referee import LOOKBACK, default_referee, names_someone
 from climb_vllm.benchmarks.extrinsic.referent_words import PATIENT_VERBS
 from climb_vllm.benchmarks.extrinsic.referents import SentenceReader
 
@@ -132,7 +135,8 @@ _OBJECT_NEXT = frozenset(
     "well now immediately twice once daily regularly so too than of by via after before "
     "overnight every each hourly nightly weekly here there until unless although though "
     "during throughout across around toward towards under beside beforehand afterward "
-    "afterwards closer nearer further farther "
+    "afterwards closer nearer further farther regarding concerning including despite against "
+    "without within like per "
     "a an the some any another these those no".split()
 )
 # Before "her": verbs of seeing, after which "her" + a verb is an object ("saw her fall", "found
@@ -464,6 +468,9 @@ def swap_sex(
         uncertain = False
         if key in _PRONOUNS:
             near = referee and third_party_near(start)
+            if key in ("he", "she") and not near and not reader(start).third_party_before(start):
+                if _acts_after_someone(text, start, end):
+                    continue
             keep, uncertain = _referent(
                 text, start, key, to == "female", reader(start), referee, near
             )
@@ -474,6 +481,23 @@ def swap_sex(
         edits = _one_of_two(text, edits, reader)
     edits.sort(key=lambda e: e.offset)
     return apply_edits(text, edits), edits
+
+
+def _acts_after_someone(text: str, start: int, end: int) -> bool:
+    """Whether the subject pronoun ``text[start:end]``, with no one named before it in its
+    sentence, opens an act of care ("He recommends aspirin") after a sentence of the
+    :data:`~climb_vllm.benchmarks.extrinsic.referee.LOOKBACK` before it that names someone
+    ("Dr. Marsh reviewed the MRI. He sees no infarct. He recommends aspirin"): a patient does
+    not order, examine or recommend in a note, so the pronoun is the one named."""
+    lo, hi = mentions.sentence_bounds(text, start)
+    if not is_act_of_care([w.key for w in mentions.words(text, end, hi)[:7]]):
+        return False
+    first = lo
+    for _ in range(LOOKBACK):
+        if first == 0:
+            break
+        first, _ = mentions.sentence_bounds(text, max(0, first - 2))
+    return first < lo and names_someone(text, first, lo)
 
 
 def _one_of_two(

@@ -13,6 +13,7 @@ import pytest
 from climb_vllm.benchmarks.extrinsic import referee as referee_module
 from climb_vllm.benchmarks.extrinsic import sex_rewrite
 from climb_vllm.benchmarks.extrinsic.referee import (
+    TUNED_LAYERS,
     UNCERTAIN_WITHIN,
     default_referee,
     describe,
@@ -35,7 +36,7 @@ def test_half_precision_weights_read_as_the_full_ones(tmp_path: Path) -> None:
     items, labels, _ = examples(GOLDEN_DIR / "third_parties_development.jsonl")
     arrays = fine_tune(encoder, items[:48], labels[:48], epochs=2)
     deltas = [k for k in arrays if k.startswith("delta/")]
-    assert len(deltas) == 2 * 16  # two layers of sixteen tensors each
+    assert len(deltas) == TUNED_LAYERS * 16  # sixteen tensors a layer
     assert max(float(np.abs(arrays[k]).max()) for k in deltas) > 0  # the layers moved
     paths = {}
     for precision in (np.float32, np.float16):
@@ -99,8 +100,8 @@ def test_the_window_reaches_back_to_who_is_spoken_of() -> None:
 def test_weights_name_the_sets_they_were_fitted_on() -> None:
     facts = describe()
     sets = facts["sets"]
-    assert sets[0] == "third_parties_development.jsonl" and len(sets) == 15
-    assert "third_parties_held_out_15.jsonl" not in sets  # the set held out from the fit
+    assert sets[0] == "third_parties_development.jsonl" and len(sets) == 16
+    assert "third_parties_held_out_16.jsonl" not in sets  # the set held out from the fit
     # The counts recorded are the counts these files give now: the weights are not stale.
     assert facts["pronouns_per_set"] == [len(examples(GOLDEN_DIR / s)[0]) for s in sets]
     # Every excerpt was read mirrored too.

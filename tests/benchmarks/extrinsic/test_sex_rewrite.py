@@ -126,6 +126,50 @@ def test_pronouns_of_a_relative_are_kept_and_others_flagged() -> None:
     assert [e.uncertain for e in edits] == [False]
 
 
+def test_an_act_of_care_after_someone_named_is_theirs() -> None:
+    # No one in its sentence or the one before, so no referee: someone named two sentences
+    # back does what a patient does not do in a note.
+    made = swap_sex("Dr. Marsh reviewed the MRI. It is clear. He recommends aspirin.", "female")[0]
+    assert made.endswith("He recommends aspirin.")
+    made = swap_sex("The surgeon saw him. ABI is 0.5. He will order an angiogram.", "female")[0]
+    assert made == "The surgeon saw her. ABI is 0.5. He will order an angiogram."
+    # Three sentences back is too far; what a patient does, or has done to them, is theirs.
+    made = swap_sex("Dr. Marsh called. CT done. It is clear. He recommends aspirin.", "female")[0]
+    assert made.endswith("She recommends aspirin.")
+    made = swap_sex("Dr. Marsh reviewed the MRI. It is clear. He walked 50 feet.", "female")[0]
+    assert made.endswith("She walked 50 feet.")
+    made = swap_sex("Dr. Marsh reviewed the MRI. It is clear. He was examined.", "female")[0]
+    assert made.endswith("She was examined.")
+    # Nobody named: the patient.
+    assert swap_sex("Labs are back. It is clear. He recommends a second opinion.")[0].endswith(
+        "She recommends a second opinion."
+    )
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # An allergist is someone; "her" before "regarding" is an object.
+        (
+            "She reports that her allergist tested her last year and she found no allergy.",
+            "He reports that his allergist tested him last year and she found no allergy.",
+        ),
+        (
+            "The case manager met with her regarding discharge.",
+            "The case manager met with him regarding discharge.",
+        ),
+        # One who drags or reorients the other helps them: the other is the patient.
+        (
+            "The officer found her in the road; she dragged her to the curb.",
+            "The officer found him in the road; she dragged him to the curb.",
+        ),
+    ],
+)
+def test_people_by_role_and_what_they_do(before: str, after: str) -> None:
+    assert swap_sex(before, "male", referee=False)[0] == after
+    assert swap_sex(before, "male")[0] == after
+
+
 def test_a_default_third_party_is_edited_and_marked() -> None:
     # The rules alone: "he" after Dr. Patel's own sentence points at Dr. Patel only by the
     # default that the sentence is about him: it may be the patient, so it is edited and marked.
@@ -214,8 +258,11 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: alone); the fifteenth, with the referee reading back to whoever is spoken of and a clause's
 #: subject and object pronouns kept apart, 0.883 (0.881 with the referee before it, 0.754 with
 #: the rules alone; measured once with the sentence before searched two sentences back, 0.860,
-#: which is why the search stays at one). The referee was tuned on the development to
-#: fourteenth sets, so their floors below are in-sample; the fifteenth's is not.
+#: which is why the search stays at one); the sixteenth, with the referee tuning three layers on
+#: the development to fifteenth sets and an act of care after someone named two sentences back
+#: read as theirs, 0.961 (0.950 with the rewrite before it, 0.808 with the rules alone). The
+#: referee was tuned on the development to fifteenth sets, so their floors below are
+#: in-sample; the sixteenth's is not.
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.96,
     "third_parties_held_out.jsonl": 0.96,
@@ -233,6 +280,7 @@ THIRD_PARTY_FLOORS = {
     "third_parties_held_out_13.jsonl": 0.92,
     "third_parties_held_out_14.jsonl": 0.92,
     "third_parties_held_out_15.jsonl": 0.88,
+    "third_parties_held_out_16.jsonl": 0.95,
 }
 
 
@@ -247,20 +295,20 @@ def test_third_party_excerpts_meet_their_floors(name: str) -> None:
     assert score["edit_accuracy_low"] <= score["edit_accuracy"] <= score["edit_accuracy_high"]
 
 
-#: A sentence put before every excerpt of the fifteenth set, and the edit accuracy floor then
-#: (PERFORMANCE.md, "Inside a longer note": without a sentence before, 0.883; a sentence that
-#: speaks of no one is no longer read, but one that speaks of the patient is, and lowers it to
-#: 0.852, a known weakness this test keeps in view).
+#: A sentence put before every excerpt of the sixteenth set, and the edit accuracy floor then
+#: (PERFORMANCE.md, "Three tuned layers"): without a sentence before, 0.961; a sentence that
+#: speaks of no one is not read, but one that speaks of the patient is, and lowers it to 0.947,
+#: a known weakness this test keeps in view.
 INSIDE_A_NOTE = {
-    "Seen today. ": 0.88,
-    "The patient was seen and examined. ": 0.85,
-    "Vital signs are stable and the exam is unchanged from last visit. ": 0.88,
+    "Seen today. ": 0.95,
+    "The patient was seen and examined. ": 0.94,
+    "Vital signs are stable and the exam is unchanged from last visit. ": 0.95,
 }
 
 
 @pytest.mark.parametrize("before", sorted(INSIDE_A_NOTE))
 def test_third_party_excerpts_inside_a_note(before: str) -> None:
-    name = "third_parties_held_out_15.jsonl"
+    name = "third_parties_held_out_16.jsonl"
     rows = [json.loads(line) for line in (GOLDEN_DIR / name).read_text().splitlines() if line]
     padded = [dict(r, text=before + r["text"], expected=before + r["expected"]) for r in rows]
     score = score_labelled(padded)
