@@ -250,9 +250,7 @@ class SentenceReader:
             age = re.match(r"\s+\w+\s+(\d+)", rest)
             decade = re.match(r"\s+\w+\s+in\s+(?:his|her|their)\s+\w+ties\b", rest)
             if vocab.CHILDHOOD.match(rest) or (age and int(age.group(1)) < 18):
-                return Decision(
-                    False, firm=True
-                )  # rule 3: "when she was 10", "since he was a child"
+                return Decision(False, firm=True)  # rule 3: "when she was 10", "as a child"
             if (age or decade) and before == ["when"]:
                 # Rule 3: "Father died when he was 60", "he reports that his father had a
                 # pacemaker when he was in his sixties": whoever the clause before is about.
@@ -287,8 +285,9 @@ class SentenceReader:
             # the patient ("says she has been falling"), else what they will do.
             if self._object_follows(i) or self._emphatic(i):
                 return Decision(True, firm=True)
-            # With no state after it, the third party is a default: uncertain.
-            return Decision(state is None, uncertain=state is None, firm=state is not None)
+            # No state after it: a default, the third party, uncertain. A state: the patient's,
+            # but for the referee to weigh ("the owner says she has had the cat for a week").
+            return Decision(state is None, uncertain=state is None)
         if self._after_care(i, state):
             return Decision(False, firm=True)  # rule 7a: "brought him in after he was seen ..."
         if state is None and self._after_third_clause(i):

@@ -144,6 +144,9 @@ def test_the_rewrite_asks_the_referee_only_where_no_firm_rule_decides(
     asked.clear()
     swap_sex("Dr. Burke is on call. It was busy. He ordered a CT.", "female")
     assert asked == []
+    # A state after a third party's report: the patient's by the rules, weighed by the referee.
+    swap_sex("The owner says she has had the cat for a week.", "male")
+    assert asked == ["she"]
 
 
 def test_a_subject_and_object_of_one_clause_are_not_both_the_patients() -> None:

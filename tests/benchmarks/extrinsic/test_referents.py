@@ -418,3 +418,23 @@ def test_the_subject_pronoun_of_an_object_pronouns_clause() -> None:
 )
 def test_rules_read_from_the_fourteenth_set(to: str, before: str, after: str) -> None:
     assert swap_sex(before, to, referee=False)[0] == after
+
+
+def test_a_state_after_a_third_partys_report_is_the_patients_but_not_firm() -> None:
+    # The rules read the patient's state, but leave it to the referee: "has had the cat for a
+    # week" is the owner's (PERFORMANCE.md, "Three tuned layers").
+    text = "The owner says she has had the cat for a week."
+    reader = referents.SentenceReader(text, 0, False, lambda s, e: True)
+    decision = reader.decision(text.index("she"))
+    assert not decision.third and not decision.uncertain and not decision.firm
+    assert (
+        swap_sex(text, "male", referee=False)[0] == "The owner says he has had the cat for a week."
+    )
+    # What a third party does to the patient stays firm.
+    text = "The nurse says she gave her morphine."
+    assert reader_firm(text, "she")
+
+
+def reader_firm(text: str, word: str) -> bool:
+    reader = referents.SentenceReader(text, 0, False, lambda s, e: True)
+    return reader.decision(text.index(word)).firm

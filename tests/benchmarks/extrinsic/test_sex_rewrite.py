@@ -261,8 +261,11 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: which is why the search stays at one); the sixteenth, with the referee tuning three layers on
 #: the development to fifteenth sets and an act of care after someone named two sentences back
 #: read as theirs, 0.961 (0.950 with the rewrite before it, 0.808 with the rules alone). The
-#: referee was tuned on the development to fifteenth sets, so their floors below are
-#: in-sample; the sixteenth's is not.
+#: rule 7's state after a third party's report was then left to the referee (0.964 on the
+#: sixteenth, read by then); the seventeenth, measured before and after that change, 0.948
+#: and 0.951 (0.803 with the rules alone). The referee was tuned on the development to
+#: fifteenth sets, so their floors below are in-sample; the sixteenth's and seventeenth's are
+#: not.
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.96,
     "third_parties_held_out.jsonl": 0.96,
@@ -281,6 +284,7 @@ THIRD_PARTY_FLOORS = {
     "third_parties_held_out_14.jsonl": 0.92,
     "third_parties_held_out_15.jsonl": 0.88,
     "third_parties_held_out_16.jsonl": 0.95,
+    "third_parties_held_out_17.jsonl": 0.94,
 }
 
 
