@@ -13,6 +13,7 @@ from climb_vllm.benchmarks.extrinsic.referent_words import (
     FEEL,
     HAVE,
     PARTS,
+    PASSIVE_CARE,
     PATIENT_STATES,
     PATIENT_VERBS,
     SELF_CARE,
@@ -59,6 +60,8 @@ def state_after(rest: list[str], reflexive: str, asked: bool) -> str | None:
     if verb in BE:
         if following in ("told", "informed", "advised", "counseled", "counselled"):
             return "strong"  # "she was told she may carry ..."
+        if following in PASSIVE_CARE:
+            return "strong"  # "she was referred for counselling"
         state = next((w for w in rest[k + 1 :] if w not in DEGREE), "")
         if state in PATIENT_STATES:
             return "strong"  # "he was hypotensive", "she was more drowsy"

@@ -9,7 +9,7 @@ pronouns and the history of both):
   ("When the resident asked about his smoking, he said, 'I quit, sir'") and the patient's when
   someone else does; outside a quote, when its sentence names a clinician or staff member and
   its first person is the patient (the speaker).
-- **"man"/"woman"** after a preposition or "another" ("assaulted by a man"), set beside a
+- **"man"/"woman"** after a preposition, "another" or "other" ("assaulted by a man"), set beside a
   person named by role ("the other driver, a young man,"), followed by a clause whose subject is
   a pronoun ("a man he did not know"), or "the man" after such a one, is a third party. So is
   "PT"/"OT" in capitals after a determiner ("The PT evaluated him"), where "pt" is the patient.
@@ -118,11 +118,12 @@ def title_is_third_party(text: str, start: int, end: int) -> bool:
 
 def noun_is_third_party(text: str, start: int) -> bool:
     """Whether "man"/"woman"/"gentleman"/"lady" at ``start`` is someone other than the
-    patient: after a preposition or "another" within three words, set beside a person named
-    by role or kinship ("the other driver, a young man,"), followed by a clause whose subject
-    is a pronoun ("a man he did not know"), or "the man" after one of those."""
+    patient: after a preposition, "another" or "other" within three words ("the other man"),
+    set beside a person named by role or kinship ("the other driver, a young man,"), followed
+    by a clause whose subject is a pronoun ("a man he did not know"), or "the man" after one of
+    those."""
     before = [w.lower() for w in _WORDS.findall(text[max(0, start - 40) : start])][-3:]
-    if any(w in PREPOSITIONS or w == "another" for w in before):
+    if any(w in PREPOSITIONS or w in ("another", "other") for w in before):
         return True
     if re.match(r"\w+\s+(?:he|she)\s+\w", text[start:], re.IGNORECASE):
         return True
@@ -181,3 +182,19 @@ def names_a_therapist(found: list[Word], i: int) -> bool:
 def words(text: str, lo: int, hi: int) -> list[Word]:
     """The words of ``text[lo:hi]`` with their offsets."""
     return [Word(m.start(), m.end(), m.group()) for m in _WORDS.finditer(text, lo, hi)]
+
+
+# "He had been her caregiver": a role said of a subject pronoun, up to two words before it.
+_ROLE_OF_PRONOUN = re.compile(
+    r"\b(he|she)\s+(?:is|was|has\s+been|had\s+been|will\s+be|would\s+be)\s+"
+    r"(?:[A-Za-z-]+\s+){0,2}$",
+    re.IGNORECASE,
+)
+
+
+def others_role(text: str, lo: int, start: int, male_patient: bool) -> bool:
+    """Whether the role word at ``start`` (its sentence starting at ``lo``) is said of a
+    pronoun of the sex other than the patient's ("Her husband died. He had been her
+    caregiver."), so that it names no one who may be of the patient's sex."""
+    found = _ROLE_OF_PRONOUN.search(text, lo, start)
+    return found is not None and (found.group(1).lower() == "she") == male_patient

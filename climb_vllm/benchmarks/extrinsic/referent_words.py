@@ -132,7 +132,17 @@ CARE_VERBS = frozenset(
     "diagnose diagnoses diagnosed discharge discharges discharged adjust adjusts adjusted "
     "increase increases increased decrease decreases decreased titrate titrates titrated "
     "counsel counsels counseled counselled treat treats treated clip clips clipped page pages "
-    "paged refer refers referred operate operates operated recheck rechecks rechecked".split()
+    "paged refer refers referred operate operates operated recheck rechecks rechecked "
+    "laser lasers lasered resect resects resected excise excises excised ablate ablates ablated "
+    "debride debrides debrided cauterize cauterizes cauterized immobilize immobilizes "
+    "immobilized splint splints splinted".split()
+)
+# After "is/was": care the patient receives, in the passive ("she was referred for genetic
+# counselling", "he was started on insulin"); not "diagnosed" or "treated", which a relative of
+# the family history also is.
+PASSIVE_CARE = frozenset(
+    "referred scheduled booked started prescribed intubated extubated sedated transfused "
+    "discharged".split()
 )
 # After "is/was": states of a patient, never of a clinician in a note ("was hypotensive").
 PATIENT_STATES = frozenset(
@@ -164,7 +174,9 @@ CHILDHOOD = re.compile(
 )
 OPENING_QUOTE = re.compile(r"(?:^|(?<=[\s:,(]))['\"‘“](?=[A-Za-z])")
 
-_SPECIALIST = re.compile(r"[a-z]+(?:ologist|iatrist|ician)$")
+# Specialists by suffix: "cardiologist", "podiatrist", "physician", "neurosurgeon",
+# "endoscopist", "physiotherapist".
+_SPECIALIST = re.compile(r"[a-z]+(?:ologist|iatrist|ician|surgeon|scopist|therapist)$")
 
 
 def is_role(word: str) -> bool:

@@ -67,6 +67,7 @@ from climb_vllm.benchmarks.extrinsic.clause_states import is_act_of_care, main_v
 from climb_vllm.benchmarks.extrinsic.mentions import (
     names_a_therapist,
     noun_is_third_party,
+    others_role,
     sentence_bounds,
     titled_names,
     words,
@@ -145,7 +146,8 @@ class SentenceReader:
         """Whether word ``i`` names a third party who may be of the patient's sex."""
         word = self.words[i]
         key = word.key
-        if key in self.kin or vocab.is_role(key) or names_a_therapist(self.words, i):
+        role = vocab.is_role(key) and not others_role(self.text, self.lo, word.start, self.male)
+        if key in self.kin or role or names_a_therapist(self.words, i):
             return True
         if key in ("mr", "ms", "mrs", "miss") and i + 1 < len(self.words):
             same_sex = (key == "mr") == self.male  # "Mrs. Baker" is no "he"
@@ -159,8 +161,7 @@ class SentenceReader:
         return patient and not names_a_therapist(self.words, i)
 
     def _pronoun_kind(self, i: int) -> str | None:
-        word = self.words[i]
-        key = word.key
+        word, key = self.words[i], self.words[i].key
         if key in self.subjects:
             return "subject"
         if key == self.reflexive:

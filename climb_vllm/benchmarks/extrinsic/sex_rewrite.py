@@ -10,7 +10,8 @@ the original text, before, after, whether the referent may not be the patient). 
   her a dose"), after a verb of seeing before a verb ("saw her fall", "found her slurring"), or
   after a verb that takes two objects or a bare infinitive ("gave", "told", "let", "helped")
   unless the next word is one a person has (a relative, a body part, a clinician: "gave her
-  husband"); "on her back", "at her home" are possessive.
+  husband"); "on her back", "at her home", "her back pain", "her blood pressure" are
+  possessive, and "her" before a verb of report ("who delivered her noted ...") an object.
 - **Honorifics**: Mr/Ms/Mrs/Miss only in title case and before a name ("Mr. A", "Ms ___");
   sir/ma'am.
 - **Nouns** for the patient: man/woman, gentleman/lady, boy/girl, male/female (and plurals);
@@ -41,9 +42,10 @@ editing them raised the correct edits by 2-4 points (PERFORMANCE.md). Before tha
 applied, a pronoun that no firm rule decides, after someone of the patient's sex named before
 it in its sentence or in the sentence before ("Dr. Burke saw him. He ordered a CT"), goes to
 the learned referee (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), a sentence encoder
-fine-tuned to read whose it is (``referee=False`` leaves the rules alone). Where no one is
-named that near, a subject pronoun whose verb is an act of care ("He recommends aspirin") is
-the person named two sentences back, if someone is (:func:`_acts_after_someone`). Last, a subject
+fine-tuned to read whose it is (``referee=False`` leaves the rules alone). First, though, a
+subject pronoun with no one named before it in its sentence whose verb is an act of care ("He
+recommends aspirin", "He lasered it") is the person named up to two sentences back, if someone
+is (:func:`_acts_after_someone`). Last, a subject
 and an object pronoun of one clause that were both edited ("Fine-needle aspiration was done.
 He will call him with the results") cannot both be the patient's: a pronoun object is never its
 clause's subject, so the referee keeps the one it finds likelier someone else's. The labelled
@@ -186,7 +188,23 @@ _PARENTS = {
 _PARENT_BEFORE = re.compile(
     r"\b(?:he|she|patient|pt)\s+(?:is|was)\s+(?:a|the)\s+(?:[a-z-]+\s+)?$", re.IGNORECASE
 )
-_PREPOSITIONS = frozenset("on in at to from of with into onto over under behind near".split())
+_PREPOSITIONS = frozenset(
+    "on in at to from of with into onto over under behind near for about".split()
+)
+# After "her": a verb that reports, so "her" is the object of a clause before it ("the
+# obstetrician who delivered her noted heavy bleeding"); never a possessed thing.
+_REPORTED_NEXT = frozenset(
+    "said says noted notes thought thinks believes believed wrote writes decided agreed "
+    "explained added".split()
+)
+# "her blood pressure" is possessive; "gave her blood" is not.
+_BLOOD_NEXT = re.compile(
+    r"[ \t]+blood[ \t]+(?:pressures?|sugars?|glucose|counts?|cultures?|work|tests?|levels?)\b",
+    re.IGNORECASE,
+)
+_BACK_NEXT = re.compile(
+    r"[ \t]+back[ \t]+(?:pain|surgery|injury|spasms?|brace|problems?)\b", re.IGNORECASE
+)
 _KIN_MALE = frozenset(
     "father dad brother son grandfather uncle nephew husband boyfriend stepfather".split()
 )
@@ -277,7 +295,11 @@ def his_or_him(text: str, start: int, end: int) -> str:
         return "his"  # "her home health nurse", "her home medications"
     previous = _previous_word(text, start)
     if following in ("back", "home") and previous in _PREPOSITIONS:
-        return "his"  # "on her back", "at her home"
+        return "his"  # "on her back", "at her home", "for her back pain"
+    if _BACK_NEXT.match(text, end) or _BLOOD_NEXT.match(text, end):
+        return "his"  # "examined her back pain", "found her blood pressure elevated"
+    if following in _REPORTED_NEXT:
+        return "him"
     if following is None or following in _OBJECT_NEXT:
         return "him"
     if previous in _PERCEPTION and (
@@ -468,7 +490,7 @@ def swap_sex(
         uncertain = False
         if key in _PRONOUNS:
             near = referee and third_party_near(start)
-            if key in ("he", "she") and not near and not reader(start).third_party_before(start):
+            if key in ("he", "she") and not reader(start).third_party_before(start):
                 if _acts_after_someone(text, start, end):
                     continue
             keep, uncertain = _referent(

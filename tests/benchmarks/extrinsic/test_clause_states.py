@@ -32,6 +32,9 @@ from climb_vllm.benchmarks.extrinsic.clause_states import (
         ("agreed with the plan", True, None),
         ("ordered a ct", False, None),
         ("had to suction her", False, None),
+        # Care received in the passive is the patient's; a diagnosis may be a relative's.
+        ("was referred for counselling", False, "strong"),
+        ("was diagnosed at 40", False, "weak"),
     ],
 )
 def test_state_after(words: str, asked: bool, expected: str | None) -> None:

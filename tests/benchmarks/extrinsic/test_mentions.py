@@ -28,6 +28,15 @@ def test_titles_nouns_and_addresses() -> None:
     assert mentions.noun_is_third_party(punched, punched.index("man"))
     assert mentions.noun_is_third_party(punched, punched.index("man fled"))
     assert not mentions.noun_is_third_party("He is a 40 yo man.", 14)
+    struck = "He was hit. The other man fled."
+    assert mentions.noun_is_third_party(struck, struck.index("man"))
+    # A role said of a pronoun of the other sex names no one of the patient's sex.
+    cared = "Her husband died. He had been her caregiver. She lives alone."
+    at = cared.index("caregiver")
+    assert mentions.others_role(cared, cared.index("He had"), at, male_patient=False)
+    assert not mentions.others_role(cared, cared.index("He had"), at, male_patient=True)
+    sister = "She is her caregiver."
+    assert not mentions.others_role(sister, 0, sister.index("caregiver"), male_patient=False)
     assert mentions.address_is_third_party("He asked the nurse, sir?", 19)
     assert not mentions.address_is_third_party("Sir, the nurse said to him.", 0)
     assert not mentions.address_is_third_party("Sir, can you hear me?", 0)

@@ -139,10 +139,17 @@ def test_the_rewrite_asks_the_referee_only_where_no_firm_rule_decides(
     assert made.startswith("She declined the IV")
     # A clinician named in the sentence before: the referee decides; two sentences back, not.
     asked.clear()
-    swap_sex("Dr. Burke is on call. He ordered a CT.", "female")
+    swap_sex("Dr. Burke is on call. He thinks it is a stroke.", "female")
     assert asked == ["He"]
     asked.clear()
-    swap_sex("Dr. Burke is on call. It was busy. He ordered a CT.", "female")
+    swap_sex("Dr. Burke is on call. It was busy. He thinks it is a stroke.", "female")
+    assert asked == []
+    # An act of care after someone named, in the sentence before or two back: a firm rule.
+    for text in (
+        "Dr. Burke is on call. He ordered a CT.",
+        "Dr. Burke came. It was busy. He ordered a CT.",
+    ):
+        assert swap_sex(text, "female")[0] == text
     assert asked == []
     # A state after a third party's report: the patient's by the rules, weighed by the referee.
     swap_sex("The owner says she has had the cat for a week.", "male")

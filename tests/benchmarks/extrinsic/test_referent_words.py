@@ -9,6 +9,7 @@ def test_what_a_patient_does_is_never_an_act_of_care_or_help() -> None:
     assert not words.PATIENT_VERBS & words.CARE_VERBS
     assert not words.PATIENT_VERBS & words.HELPS
     assert not words.PATIENT_STATES & words.PARTS
+    assert not words.PASSIVE_CARE & words.PATIENT_STATES
 
 
 def test_roles_and_relatives_are_apart_and_answers_are_speech() -> None:
@@ -16,6 +17,10 @@ def test_roles_and_relatives_are_apart_and_answers_are_speech() -> None:
     assert not words.KIN_MALE & words.KIN_FEMALE
     assert words.ANSWERS <= words.SPEECH
     assert {"dietitian", "phlebotomist", "bystander", "driver"} <= words.ROLES
+    # Specialists by their suffix.
+    for role in ("cardiologist", "podiatrist", "neurosurgeon", "endoscopist", "physiotherapist"):
+        assert words.is_role(role)
+    assert not words.is_role("surgery") and not words.is_role("therapy")
 
 
 def test_every_word_is_lower_case_and_single() -> None:
