@@ -277,9 +277,10 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: and 0.951 (0.803 with the rules alone); the eighteenth, measured before and after the
 #: rules read from its errors (specialists by suffix, "the other man", "her back pain", acts of
 #: care such as "lasered" also after someone named in the sentence before, care received in the
-#: passive), 0.925 and 0.958 (0.862 with the rules alone). The referee was tuned on the
-#: development to fifteenth sets, so their floors below are in-sample; the later sets' are not,
-#: though the eighteenth's errors were read.
+#: passive), 0.925 and 0.958 (0.862 with the rules alone); the nineteenth, with the referee
+#: before and after its refit on the development to eighteenth sets, 0.945 and 0.962 (0.818
+#: with the rules alone). The referee is tuned on the development to eighteenth sets, so their
+#: floors below are in-sample; the nineteenth's is not.
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.96,
     "third_parties_held_out.jsonl": 0.96,
@@ -297,9 +298,10 @@ THIRD_PARTY_FLOORS = {
     "third_parties_held_out_13.jsonl": 0.92,
     "third_parties_held_out_14.jsonl": 0.92,
     "third_parties_held_out_15.jsonl": 0.88,
-    "third_parties_held_out_16.jsonl": 0.95,
-    "third_parties_held_out_17.jsonl": 0.95,
-    "third_parties_held_out_18.jsonl": 0.95,
+    "third_parties_held_out_16.jsonl": 0.98,
+    "third_parties_held_out_17.jsonl": 0.98,
+    "third_parties_held_out_18.jsonl": 0.98,
+    "third_parties_held_out_19.jsonl": 0.96,
 }
 
 
@@ -314,20 +316,21 @@ def test_third_party_excerpts_meet_their_floors(name: str) -> None:
     assert score["edit_accuracy_low"] <= score["edit_accuracy"] <= score["edit_accuracy_high"]
 
 
-#: A sentence put before every excerpt of the sixteenth set, and the edit accuracy floor then
-#: (PERFORMANCE.md, "Three tuned layers"): without a sentence before, 0.961; a sentence that
-#: speaks of no one is not read, but one that speaks of the patient is, and lowers it to 0.947,
-#: a known weakness this test keeps in view.
+#: A sentence put before every excerpt of the nineteenth set (the one not fitted on), and the
+#: edit accuracy floor then (PERFORMANCE.md, "Three tuned layers"): without a sentence before,
+#: 0.962; a sentence that speaks of no one is not read, but one that speaks of the patient is
+#: (0.964 here; on the sixteenth set, before the refit, it lowered 0.961 to 0.947), a known
+#: weakness this test keeps in view.
 INSIDE_A_NOTE = {
     "Seen today. ": 0.95,
-    "The patient was seen and examined. ": 0.94,
+    "The patient was seen and examined. ": 0.95,
     "Vital signs are stable and the exam is unchanged from last visit. ": 0.95,
 }
 
 
 @pytest.mark.parametrize("before", sorted(INSIDE_A_NOTE))
 def test_third_party_excerpts_inside_a_note(before: str) -> None:
-    name = "third_parties_held_out_16.jsonl"
+    name = "third_parties_held_out_19.jsonl"
     rows = [json.loads(line) for line in (GOLDEN_DIR / name).read_text().splitlines() if line]
     padded = [dict(r, text=before + r["text"], expected=before + r["expected"]) for r in rows]
     score = score_labelled(padded)
