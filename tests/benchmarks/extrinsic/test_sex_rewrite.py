@@ -279,8 +279,9 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: care such as "lasered" also after someone named in the sentence before, care received in the
 #: passive), 0.925 and 0.958 (0.862 with the rules alone); the nineteenth, with the referee
 #: before and after its refit on the development to eighteenth sets, 0.945 and 0.962 (0.818
-#: with the rules alone). The referee is tuned on the development to eighteenth sets, so their
-#: floors below are in-sample; the nineteenth's is not.
+#: with the rules alone); the twentieth, written after that refit, 0.955 (0.830 with the rules
+#: alone). The referee is tuned on the development to eighteenth sets, so their floors below
+#: are in-sample; the nineteenth's and twentieth's are not.
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.96,
     "third_parties_held_out.jsonl": 0.96,
@@ -302,6 +303,7 @@ THIRD_PARTY_FLOORS = {
     "third_parties_held_out_17.jsonl": 0.98,
     "third_parties_held_out_18.jsonl": 0.98,
     "third_parties_held_out_19.jsonl": 0.96,
+    "third_parties_held_out_20.jsonl": 0.95,
 }
 
 
