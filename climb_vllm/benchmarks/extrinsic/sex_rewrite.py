@@ -298,9 +298,7 @@ def his_or_him(text: str, start: int, end: int) -> str:
         return "his"  # "on her back", "at her home", "for her back pain"
     if _BACK_NEXT.match(text, end) or _BLOOD_NEXT.match(text, end):
         return "his"  # "examined her back pain", "found her blood pressure elevated"
-    if following in _REPORTED_NEXT:
-        return "him"
-    if following is None or following in _OBJECT_NEXT:
+    if following is None or following in _OBJECT_NEXT or following in _REPORTED_NEXT:
         return "him"
     if previous in _PERCEPTION and (
         (following.endswith("ing") and following not in _ING_NOUNS) or following in PATIENT_VERBS

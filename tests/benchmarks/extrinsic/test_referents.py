@@ -432,9 +432,5 @@ def test_a_state_after_a_third_partys_report_is_the_patients_but_not_firm() -> N
     )
     # What a third party does to the patient stays firm.
     text = "The nurse says she gave her morphine."
-    assert reader_firm(text, "she")
-
-
-def reader_firm(text: str, word: str) -> bool:
     reader = referents.SentenceReader(text, 0, False, lambda s, e: True)
-    return reader.decision(text.index(word)).firm
+    assert reader.decision(text.index("she")).firm
