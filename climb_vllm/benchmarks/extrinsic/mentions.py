@@ -9,9 +9,10 @@ pronouns and the history of both):
   ("When the resident asked about his smoking, he said, 'I quit, sir'") and the patient's when
   someone else does; outside a quote, when its sentence names a clinician or staff member and
   its first person is the patient (the speaker).
-- **"man"/"woman"** after a preposition, "another" or "other" ("assaulted by a man"), set beside a
-  person named by role ("the other driver, a young man,"), followed by a clause whose subject is
-  a pronoun ("a man he did not know"), or "the man" after such a one, is a third party. So is
+- **"man"/"woman"** (and "boy"/"girl") after a preposition, "another" or "other" ("assaulted
+  by a man", "the other boy"), set beside a person named by role ("the other driver, a young
+  man,"), followed by a clause whose subject is a pronoun ("a man he did not know"), or "the
+  man" after such a one, is a third party. So is
   "PT"/"OT" in capitals after a determiner ("The PT evaluated him"), where "pt" is the patient.
 """
 
@@ -117,7 +118,7 @@ def title_is_third_party(text: str, start: int, end: int) -> bool:
 
 
 def noun_is_third_party(text: str, start: int) -> bool:
-    """Whether "man"/"woman"/"gentleman"/"lady" at ``start`` is someone other than the
+    """Whether "man"/"woman"/"gentleman"/"lady"/"boy"/"girl" at ``start`` is someone other than the
     patient: after a preposition, "another" or "other" within three words ("the other man"),
     set beside a person named by role or kinship ("the other driver, a young man,"), followed
     by a clause whose subject is a pronoun ("a man he did not know"), or "the man" after one of

@@ -135,7 +135,7 @@ CARE_VERBS = frozenset(
     "paged refer refers referred operate operates operated recheck rechecks rechecked "
     "laser lasers lasered resect resects resected excise excises excised ablate ablates ablated "
     "debride debrides debrided cauterize cauterizes cauterized immobilize immobilizes "
-    "immobilized splint splints splinted".split()
+    "immobilized splint splints splinted restrict restricts restricted".split()
 )
 # After "is/was": care the patient receives, in the passive ("she was referred for genetic
 # counselling", "he was started on insulin"); not "diagnosed" or "treated", which a relative of

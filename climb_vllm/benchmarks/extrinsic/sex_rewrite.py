@@ -10,8 +10,9 @@ the original text, before, after, whether the referent may not be the patient). 
   her a dose"), after a verb of seeing before a verb ("saw her fall", "found her slurring"), or
   after a verb that takes two objects or a bare infinitive ("gave", "told", "let", "helped")
   unless the next word is one a person has (a relative, a body part, a clinician: "gave her
-  husband"); "on her back", "at her home", "her back pain", "her blood pressure" are
-  possessive, and "her" before a verb of report ("who delivered her noted ...") an object.
+  husband"); "on her back", "at her home", "her back pain", "her blood pressure", "found her
+  glucose" are possessive, and "her" before a verb of report ("who delivered her noted ...")
+  or a dose or distance ("walked her 50 meters") an object.
 - **Honorifics**: Mr/Ms/Mrs/Miss only in title case and before a name ("Mr. A", "Ms ___");
   sir/ma'am.
 - **Nouns** for the patient: man/woman, gentleman/lady, boy/girl, male/female (and plurals);
@@ -105,7 +106,9 @@ _FEMALE_TO_MALE = {
 }
 _HONORIFICS = frozenset({"mr", "ms", "mrs", "miss"})
 _PRONOUNS = frozenset({"he", "him", "himself", "his", "she", "her", "herself", "hers"})
-_PEOPLE = frozenset({"man", "men", "woman", "women", "gentleman", "gentlemen", "lady", "ladies"})
+_PEOPLE = frozenset(
+    "man men woman women gentleman gentlemen lady ladies boy boys girl girls".split()
+)
 # Words, "ma'am" whole; not glued to digits or letters ("MEN2A", "100m", the "s" of "He's").
 # A quote mark opens a word ("'Sir, ...") unless it follows a letter ("He's").
 _WORD = re.compile(r"(?<![A-Za-z0-9’])(?<![A-Za-z0-9]['’])(?:[Mm]a['’]am|[A-Za-z]+)(?![A-Za-z0-9])")
@@ -147,10 +150,11 @@ _PERCEPTION = frozenset(
     "saw see sees seen watched watch heard hear hears noticed notice found find finds felt "
     "observed witnessed caught kept left".split()
 )
-# After "her" and a number: a dose, so "her" is the object ("transfused her 2 units").
+# After "her" and a number: a dose or a distance walked, so "her" is the object ("transfused
+# her 2 units", "walked her 50 meters").
 _DOSE_UNITS = frozenset(
     "mg g mcg ug units unit u l ml cc meq mmol tabs tablets tablet doses dose puffs liters "
-    "litres bags amps".split()
+    "litres bags amps meters metres m feet ft yards steps laps".split()
 )
 # Words in -ly that are adjectives, so "her" before them is possessive ("her elderly mother").
 _LY_ADJECTIVES = frozenset(
@@ -163,6 +167,12 @@ _OBJECT_VERBS = frozenset(
     "shows taught teach handed hand brought bring brings asked ask asks let lets made make "
     "helped help helps bought sent send owe promised advised instructed reassured "
     "encouraged allowed allow informed counseled counselled thanked found find finds".split()
+)
+# After "found her": a measurement, so "her" is possessive ("found her glucose to be 52"), where
+# "found her" is otherwise an object ("found her confused").
+_MEASURES = frozenset(
+    "glucose sugar sugars potassium sodium hemoglobin haemoglobin labs pressure pulse "
+    "temperature saturation sats weight inr creatinine lactate troponin".split()
 )
 # After "her": a word a person has, so "her" is possessive even after such a verb.
 _POSSESSED = frozenset(
@@ -314,7 +324,9 @@ def his_or_him(text: str, start: int, end: int) -> str:
         unit = re.match(r"[ \t]+\d+[ \t]*([A-Za-z]+)", text[end : end + 40])
         if unit and unit.group(1).lower() in _DOSE_UNITS:
             return "him"
-    if following in _POSSESSED:
+    if following in _POSSESSED or (
+        previous in ("found", "find", "finds") and following in _MEASURES
+    ):
         return "his"
     if previous in _OBJECT_VERBS:
         return "him"

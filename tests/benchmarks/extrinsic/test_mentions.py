@@ -30,6 +30,8 @@ def test_titles_nouns_and_addresses() -> None:
     assert not mentions.noun_is_third_party("He is a 40 yo man.", 14)
     struck = "He was hit. The other man fled."
     assert mentions.noun_is_third_party(struck, struck.index("man"))
+    fight = "He was in a fight at school. The other boy punched him."
+    assert mentions.noun_is_third_party(fight, fight.index("boy"))
     # A role said of a pronoun of the other sex names no one of the patient's sex.
     cared = "Her husband died. He had been her caregiver. She lives alone."
     at = cared.index("caregiver")

@@ -105,6 +105,11 @@ def test_female_to_male() -> None:
         ("Dr. Fox found her blood pressure high.", "Dr. Fox found his blood pressure high."),
         ("The nurse gave her blood overnight.", "The nurse gave him blood overnight."),
         ("The one who delivered her noted bleeding.", "The one who delivered him noted bleeding."),
+        # A measurement after "found her" is hers; a distance after "walked her" makes her
+        # an object.
+        ("The nurse found her glucose to be 52.", "The nurse found his glucose to be 52."),
+        ("The nurse found her confused.", "The nurse found him confused."),
+        ("The therapist walked her 50 meters.", "The therapist walked him 50 meters."),
         # The patient as a parent is the patient; a parent of the patient is not.
         ("She is the mother of three.", "He is the father of three."),
         ("Her mother is the mother of six.", "His mother is the mother of six."),
@@ -144,6 +149,8 @@ def test_an_act_of_care_after_someone_named_is_theirs() -> None:
     assert made == "The surgeon saw her. ABI is 0.5. He will order an angiogram."
     made = swap_sex("An eye doctor saw him. He found a tear. He lasered it.", "female")[0]
     assert made == "An eye doctor saw her. He found a tear. He lasered it."
+    made = swap_sex("The hospitalist saw him. Na is 124. He restricted his fluids.", "female")[0]
+    assert made == "The hospitalist saw her. Na is 124. He restricted her fluids."
     # Three sentences back is too far; what a patient does, or has done to them, is theirs.
     made = swap_sex("Dr. Marsh called. CT done. It is clear. He recommends aspirin.", "female")[0]
     assert made.endswith("She recommends aspirin.")
@@ -173,6 +180,11 @@ def test_an_act_of_care_after_someone_named_is_theirs() -> None:
         (
             "The officer found her in the road; she dragged her to the curb.",
             "The officer found him in the road; she dragged him to the curb.",
+        ),
+        # "the other girl" is someone else; "a 12-year-old girl" is the patient.
+        (
+            "She is a 12-year-old girl. The other girl at school pushed her.",
+            "He is a 12-year-old boy. The other girl at school pushed him.",
         ),
     ],
 )
