@@ -41,8 +41,9 @@ party too (the sentence is about them, or their report says nothing of the patie
 on sets of excerpts no rule had read, keeping those words was wrong more often than right, and
 editing them raised the correct edits by 2-4 points (PERFORMANCE.md). Before that default is
 applied, a pronoun that no firm rule decides, after someone of the patient's sex named before
-it in its sentence or in the sentence before ("Dr. Burke saw him. He ordered a CT"), goes to
-the learned referee (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), a sentence encoder
+it in its sentence or in the sentence before ("Dr. Burke saw him. He ordered a CT"), or
+opening a sentence after one that opens with a pronoun kept as someone else's ("... He ordered
+a CT. He found a stone"), goes to the learned referee (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), a sentence encoder
 fine-tuned to read whose it is (``referee=False`` leaves the rules alone). First, though, a
 subject pronoun with no one named before it in its sentence whose verb is an act of care ("He
 recommends aspirin", "He lasered it") is the person named up to two sentences back, if someone
@@ -455,6 +456,21 @@ def swap_sex(
         before = reader(max(0, here.lo - 2))
         return before.lo < here.lo and before.third_party_before(here.lo)
 
+    # Subject pronouns kept as someone else's: a sentence that opens with the same pronoun
+    # after one that opened with such a one may go on about that person ("The surgeon saw
+    # him. He did an endoscopy. He found an ulcer"), so the referee is asked there too.
+    kept_leads: set[int] = set()
+
+    def after_kept_lead(at: int) -> bool:
+        """Whether ``at`` opens its sentence and the sentence before opens with a kept
+        subject pronoun."""
+        here = reader(at)
+        if text[here.lo : at].strip():
+            return False
+        before = reader(max(0, here.lo - 2))
+        lead = re.match(r"\s*", text[before.lo : here.lo])
+        return before.lo < here.lo and lead is not None and before.lo + lead.end() in kept_leads
+
     for match in _AGE_SEX.finditer(text):
         group = 2 if match.group(2) is not None else 4
         if match.group(group).upper() != letter and match.group(group).isupper():
@@ -499,14 +515,17 @@ def swap_sex(
                 continue
         uncertain = False
         if key in _PRONOUNS:
-            near = referee and third_party_near(start)
+            near = referee and (third_party_near(start) or after_kept_lead(start))
             if key in ("he", "she") and not reader(start).third_party_before(start):
                 if _acts_after_someone(text, start, end):
+                    kept_leads.add(start)
                     continue
             keep, uncertain = _referent(
                 text, start, key, to == "female", reader(start), referee, near
             )
             if keep:
+                if key in ("he", "she"):
+                    kept_leads.add(start)
                 continue
         edits.append(Edit(section, start, word, _match_case(word, replacement), uncertain))
     if referee:

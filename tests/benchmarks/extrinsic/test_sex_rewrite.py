@@ -151,6 +151,16 @@ def test_an_act_of_care_after_someone_named_is_theirs() -> None:
     assert made == "An eye doctor saw her. He found a tear. He lasered it."
     made = swap_sex("The hospitalist saw him. Na is 124. He restricted his fluids.", "female")[0]
     assert made == "The hospitalist saw her. Na is 124. He restricted her fluids."
+    # A sentence that opens with a pronoun after one that opened with a kept one is asked of
+    # the referee: it may go on about the same person.
+    made = swap_sex(
+        "His doctor saw him. He ordered a CT. He found a stone. He was admitted.", "female"
+    )[0]
+    assert made == "Her doctor saw her. He ordered a CT. He found a stone. She was admitted."
+    made = swap_sex(
+        "His doctor saw him. He ordered a CT. He found a stone.", "female", referee=False
+    )[0]
+    assert made.endswith("She found a stone.")  # the rules alone: the patient by default
     # Three sentences back is too far; what a patient does, or has done to them, is theirs.
     made = swap_sex("Dr. Marsh called. CT done. It is clear. He recommends aspirin.", "female")[0]
     assert made.endswith("She recommends aspirin.")
@@ -292,8 +302,13 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: passive), 0.925 and 0.958 (0.862 with the rules alone); the nineteenth, with the referee
 #: before and after its refit on the development to eighteenth sets, 0.945 and 0.962 (0.818
 #: with the rules alone); the twentieth, written after that refit, 0.955 (0.830 with the rules
-#: alone). The referee is tuned on the development to eighteenth sets, so their floors below
-#: are in-sample; the nineteenth's and twentieth's are not.
+#: alone); the twenty-first and twenty-second, before and after the rules read from the
+#: nineteenth and twentieth sets' errors and the referee's refit on the development to
+#: twentieth sets, 0.939 and 0.947, 0.896 and 0.909 (0.749 and 0.727 with the rules alone),
+#: then read; the twenty-third, written after a pronoun opening a sentence after a kept one
+#: was asked of the referee, 0.908 (0.724 with the rules alone). The referee is tuned on the
+#: development to twentieth sets, so their floors below are in-sample; the twenty-first's and
+#: twenty-second's are read, the twenty-third's neither read nor fitted on.
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.96,
     "third_parties_held_out.jsonl": 0.96,
@@ -314,8 +329,11 @@ THIRD_PARTY_FLOORS = {
     "third_parties_held_out_16.jsonl": 0.98,
     "third_parties_held_out_17.jsonl": 0.98,
     "third_parties_held_out_18.jsonl": 0.98,
-    "third_parties_held_out_19.jsonl": 0.96,
-    "third_parties_held_out_20.jsonl": 0.95,
+    "third_parties_held_out_19.jsonl": 0.98,
+    "third_parties_held_out_20.jsonl": 0.98,
+    "third_parties_held_out_21.jsonl": 0.95,
+    "third_parties_held_out_22.jsonl": 0.91,
+    "third_parties_held_out_23.jsonl": 0.90,
 }
 
 
@@ -330,21 +348,21 @@ def test_third_party_excerpts_meet_their_floors(name: str) -> None:
     assert score["edit_accuracy_low"] <= score["edit_accuracy"] <= score["edit_accuracy_high"]
 
 
-#: A sentence put before every excerpt of the nineteenth set (the one not fitted on), and the
-#: edit accuracy floor then (PERFORMANCE.md, "Three tuned layers"): without a sentence before,
-#: 0.962; a sentence that speaks of no one is not read, but one that speaks of the patient is
-#: (0.964 here; on the sixteenth set, before the refit, it lowered 0.961 to 0.947), a known
-#: weakness this test keeps in view.
+#: A sentence put before every excerpt of the twenty-third set (neither read nor fitted on),
+#: and the edit accuracy floor then (PERFORMANCE.md, "Three tuned layers"): without a
+#: sentence before, 0.908, and 0.908 with each of these; a sentence that speaks of no one is
+#: not read, but one that speaks of the patient is (on the sixteenth set it once lowered 0.961
+#: to 0.947), a known weakness this test keeps in view.
 INSIDE_A_NOTE = {
-    "Seen today. ": 0.95,
-    "The patient was seen and examined. ": 0.95,
-    "Vital signs are stable and the exam is unchanged from last visit. ": 0.95,
+    "Seen today. ": 0.90,
+    "The patient was seen and examined. ": 0.90,
+    "Vital signs are stable and the exam is unchanged from last visit. ": 0.90,
 }
 
 
 @pytest.mark.parametrize("before", sorted(INSIDE_A_NOTE))
 def test_third_party_excerpts_inside_a_note(before: str) -> None:
-    name = "third_parties_held_out_19.jsonl"
+    name = "third_parties_held_out_23.jsonl"
     rows = [json.loads(line) for line in (GOLDEN_DIR / name).read_text().splitlines() if line]
     padded = [dict(r, text=before + r["text"], expected=before + r["expected"]) for r in rows]
     score = score_labelled(padded)
