@@ -118,11 +118,11 @@ def title_is_third_party(text: str, start: int, end: int) -> bool:
 
 
 def noun_is_third_party(text: str, start: int) -> bool:
-    """Whether "man"/"woman"/"gentleman"/"lady"/"boy"/"girl" at ``start`` is someone other than the
-    patient: after a preposition, "another" or "other" within three words ("the other man"),
-    set beside a person named by role or kinship ("the other driver, a young man,"), followed
-    by a clause whose subject is a pronoun ("a man he did not know"), or "the man" after one of
-    those."""
+    """Whether "man"/"woman"/"gentleman"/"lady"/"boy"/"girl" at ``start`` is someone other
+    than the patient: after a preposition, "another" or "other" within three words ("the
+    other man"), set beside a person named by role or kinship ("the other driver, a young
+    man,"), followed by a clause whose subject is a pronoun ("a man he did not know"), or "the
+    man" after one of those."""
     before = [w.lower() for w in _WORDS.findall(text[max(0, start - 40) : start])][-3:]
     if any(w in PREPOSITIONS or w in ("another", "other") for w in before):
         return True

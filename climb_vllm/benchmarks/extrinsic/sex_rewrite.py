@@ -43,8 +43,9 @@ editing them raised the correct edits by 2-4 points (PERFORMANCE.md). Before tha
 applied, a pronoun that no firm rule decides, after someone of the patient's sex named before
 it in its sentence or in the sentence before ("Dr. Burke saw him. He ordered a CT"), or
 opening a sentence after one that opens with a pronoun kept as someone else's ("... He ordered
-a CT. He found a stone"), goes to the learned referee (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), a sentence encoder
-fine-tuned to read whose it is (``referee=False`` leaves the rules alone). First, though, a
+a CT. He found a stone"), goes to the learned referee
+(:mod:`~climb_vllm.benchmarks.extrinsic.referee`), a sentence encoder fine-tuned to read
+whose it is (``referee=False`` leaves the rules alone). First, though, a
 subject pronoun with no one named before it in its sentence whose verb is an act of care ("He
 recommends aspirin", "He lasered it") is the person named up to two sentences back, if someone
 is (:func:`_acts_after_someone`). Last, a subject
@@ -456,9 +457,9 @@ def swap_sex(
         before = reader(max(0, here.lo - 2))
         return before.lo < here.lo and before.third_party_before(here.lo)
 
-    # Subject pronouns kept as someone else's: a sentence that opens with the same pronoun
-    # after one that opened with such a one may go on about that person ("The surgeon saw
-    # him. He did an endoscopy. He found an ulcer"), so the referee is asked there too.
+    # Subject pronouns kept as someone else's: a sentence that opens with a pronoun after one
+    # that opened with such a one may go on about that person ("The surgeon saw him. He did
+    # an endoscopy. He found an ulcer"), so the referee is asked there too.
     kept_leads: set[int] = set()
 
     def after_kept_lead(at: int) -> bool:
