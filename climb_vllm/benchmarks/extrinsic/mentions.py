@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from climb_vllm.benchmarks.extrinsic.referent_words import (
     DETERMINERS,
     PREPOSITIONS,
+    STRANGERS,
     is_person_word,
     is_role,
 )
@@ -34,6 +35,15 @@ _WORDS = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
 _SENTENCE = re.compile(
     r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)[.!?](?=\s)|\n"
     r"|(?<=/o [MF])\.(?=\s)|(?<=yo [MF])\.(?=\s)"  # "a 61 y/o M. The fellow ..."
+)
+# A person named by role or kinship, then "is/was a (young) ...": the noun after is them.
+_PREDICATE = re.compile(
+    r"\b(?:the|his|her|their|a|an)\s+([a-z]+)\s+(?:is|was)\s+(?:a|an)\s+(?:[a-z0-9-]+\s+){0,2}$",
+    re.IGNORECASE,
+)
+# Someone met at a scene, brought in with an indefinite article ("by a stranger").
+_MET = re.compile(
+    rf"\b(?:a|an|another)\s+(?:[a-z-]+\s+)?(?:{'|'.join(sorted(STRANGERS))})\b", re.IGNORECASE
 )
 _TITLE = re.compile(r"\b(Mrs|Mr|Ms|Miss)\.?\s+([A-Z][A-Za-z'’-]+|_{2,})")
 
@@ -121,8 +131,10 @@ def noun_is_third_party(text: str, start: int) -> bool:
     """Whether "man"/"woman"/"gentleman"/"lady"/"boy"/"girl" at ``start`` is someone other
     than the patient: after a preposition, "another" or "other" within three words ("the
     other man"), set beside a person named by role or kinship ("the other driver, a young
-    man,"), followed by a clause whose subject is a pronoun ("a man he did not know"), or "the
-    man" after one of those."""
+    man,"), the complement of one ("the driver was a young man"), followed by a clause whose
+    subject is a pronoun ("a man he did not know"), or "the man" after one of those or, as the
+    text's first "man", after someone met at a scene ("a stranger") in its sentence or the one
+    before."""
     before = [w.lower() for w in _WORDS.findall(text[max(0, start - 40) : start])][-3:]
     if any(w in PREPOSITIONS or w in ("another", "other") for w in before):
         return True
@@ -138,13 +150,22 @@ def noun_is_third_party(text: str, start: int) -> bool:
         # age or condition ("A 70-year-old woman", "A woman with diabetes").
         if re.match(r"\w+\s+(?:at|in|on|outside|near|nearby|from|passing)\b", text[start:]):
             return True
+    predicate = _PREDICATE.search(text[max(0, start - 80) : start])
+    if predicate and is_person_word(predicate.group(1).lower()):
+        return True  # "The driver was a young man"
     if before and before[-1] == "the":
         earlier = text[:start]
         word = _WORDS.match(text, start)
         assert word is not None
-        for match in re.finditer(rf"\b{word.group()}\b", earlier, re.IGNORECASE):
-            if noun_is_third_party(text, match.start()):
-                return True
+        mentioned = list(re.finditer(rf"\b{word.group()}\b", earlier, re.IGNORECASE))
+        if any(noun_is_third_party(text, match.start()) for match in mentioned):
+            return True
+        if not mentioned:
+            # "punched by a stranger at a bus stop. The man ran away": the first "man" of
+            # the text, after someone met at a scene in its sentence or the one before.
+            lo, _ = sentence_bounds(text, start)
+            back, _ = sentence_bounds(text, max(0, lo - 2))
+            return _MET.search(text, back, start) is not None
     return False
 
 

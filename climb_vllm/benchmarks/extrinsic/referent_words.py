@@ -35,6 +35,12 @@ ROLES = frozenset(
     "teammate classmate students guardian carer fiance fiancee passenger proxy".split()
 )
 
+# People met at a scene, not in care: after "a stranger", "the man" is most likely them.
+STRANGERS = frozenset(
+    "stranger passerby driver cyclist pedestrian assailant attacker bystander witness player "
+    "passenger intruder robber neighbor neighbour".split()
+)
+
 PREPOSITIONS = frozenset("by with from to of at for near against behind".split())
 REPORTING = frozenset(
     "says said states stated reports reported notes noted thinks thought believes believed "

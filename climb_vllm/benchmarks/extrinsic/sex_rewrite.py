@@ -158,6 +158,8 @@ _DOSE_UNITS = frozenset(
     "mg g mcg ug units unit u l ml cc meq mmol tabs tablets tablet doses dose puffs liters "
     "litres bags amps meters metres m feet ft yards steps laps".split()
 )
+# Before "her" and a number: a score given, so "her" is the object ("scored her 22 of 30").
+_SCORE_VERBS = frozenset("scored score scores rated rate rates graded grade grades".split())
 # Words in -ly that are adjectives, so "her" before them is possessive ("her elderly mother").
 _LY_ADJECTIVES = frozenset(
     "elderly early only family likely lovely friendly weekly monthly yearly nightly "
@@ -324,7 +326,7 @@ def his_or_him(text: str, start: int, end: int) -> str:
         return "him"  # an adverb: "examined her carefully"
     if following.isdigit():
         unit = re.match(r"[ \t]+\d+[ \t]*([A-Za-z]+)", text[end : end + 40])
-        if unit and unit.group(1).lower() in _DOSE_UNITS:
+        if (unit and unit.group(1).lower() in _DOSE_UNITS) or previous in _SCORE_VERBS:
             return "him"
     if following in _POSSESSED or (
         previous in ("found", "find", "finds") and following in _MEASURES
@@ -448,14 +450,19 @@ def swap_sex(
             )
         return readers[lo]
 
+    def sentence_before(here: SentenceReader) -> SentenceReader | None:
+        """The reader of the sentence before ``here``'s (None for the text's first)."""
+        before = reader(max(0, here.lo - 2))
+        return before if before.lo < here.lo else None
+
     def third_party_near(at: int) -> bool:
         """Whether someone who may be of the patient's sex is named before ``at`` in its
         sentence or anywhere in the sentence before ("Dr. Burke saw him. He ordered a CT")."""
         here = reader(at)
         if here.third_party_before(at):
             return True
-        before = reader(max(0, here.lo - 2))
-        return before.lo < here.lo and before.third_party_before(here.lo)
+        before = sentence_before(here)
+        return before is not None and before.third_party_before(here.lo)
 
     # Subject pronouns kept as someone else's: a sentence that opens with a pronoun after one
     # that opened with such a one may go on about that person ("The surgeon saw him. He did
@@ -468,9 +475,11 @@ def swap_sex(
         here = reader(at)
         if text[here.lo : at].strip():
             return False
-        before = reader(max(0, here.lo - 2))
-        lead = re.match(r"\s*", text[before.lo : here.lo])
-        return before.lo < here.lo and lead is not None and before.lo + lead.end() in kept_leads
+        before = sentence_before(here)
+        if before is None:
+            return False
+        gap = text[before.lo : here.lo]
+        return before.lo + len(gap) - len(gap.lstrip()) in kept_leads
 
     for match in _AGE_SEX.finditer(text):
         group = 2 if match.group(2) is not None else 4

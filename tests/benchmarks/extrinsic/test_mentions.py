@@ -32,6 +32,21 @@ def test_titles_nouns_and_addresses() -> None:
     assert mentions.noun_is_third_party(struck, struck.index("man"))
     fight = "He was in a fight at school. The other boy punched him."
     assert mentions.noun_is_third_party(fight, fight.index("boy"))
+    # The complement of someone named by role is them; the patient's is the patient.
+    driver = "He was hit by a car. The driver was a young man."
+    assert mentions.noun_is_third_party(driver, driver.index("man"))
+    own = "The patient is a 40 yo man."
+    assert not mentions.noun_is_third_party(own, own.index("man"))
+    # "The man" first met after a stranger is the stranger; after the patient, or after a
+    # nurse, it is the patient.
+    fled = "He was punched by a stranger at a bus stop. The man ran away."
+    assert mentions.noun_is_third_party(fled, fled.index("man"))
+    named = "A 45-year-old man was punched by a stranger. The man has a fractured jaw."
+    assert not mentions.noun_is_third_party(named, named.rindex("man"))
+    found = "The nurse found him on the floor. The man was confused."
+    assert not mentions.noun_is_third_party(found, found.index("man"))
+    far = "He was punched by a stranger. He fell. He hit his head. The man is drowsy."
+    assert not mentions.noun_is_third_party(far, far.index("man"))
     # A role said of a pronoun of the other sex names no one of the patient's sex.
     cared = "Her husband died. He had been her caregiver. She lives alone."
     at = cared.index("caregiver")

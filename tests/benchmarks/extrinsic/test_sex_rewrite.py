@@ -110,6 +110,8 @@ def test_female_to_male() -> None:
         ("The nurse found her glucose to be 52.", "The nurse found his glucose to be 52."),
         ("The nurse found her confused.", "The nurse found him confused."),
         ("The therapist walked her 50 meters.", "The therapist walked him 50 meters."),
+        # A score given makes her an object too.
+        ("The nurse scored her 22 of 30.", "The nurse scored him 22 of 30."),
         # The patient as a parent is the patient; a parent of the patient is not.
         ("She is the mother of three.", "He is the father of three."),
         ("Her mother is the mother of six.", "His mother is the mother of six."),
