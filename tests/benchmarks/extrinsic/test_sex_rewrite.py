@@ -308,9 +308,12 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: nineteenth and twentieth sets' errors and the referee's refit on the development to
 #: twentieth sets, 0.939 and 0.947, 0.896 and 0.909 (0.749 and 0.727 with the rules alone),
 #: then read; the twenty-third, written after a pronoun opening a sentence after a kept one
-#: was asked of the referee, 0.908 (0.724 with the rules alone). The referee is tuned on the
-#: development to twentieth sets, so their floors below are in-sample; the twenty-first's and
-#: twenty-second's are read, the twenty-third's neither read nor fitted on.
+#: was asked of the referee, 0.908 (0.724 with the rules alone); the twenty-fourth and
+#: twenty-fifth, before and after the rules read from the twenty-third set's errors and the
+#: referee's refit on the development to twenty-third sets, 0.915 and 0.950, 0.896 and 0.944
+#: (0.665 and 0.667 with the rules alone). The referee is tuned on the development to
+#: twenty-third sets, so their floors below are in-sample; the twenty-fourth's and
+#: twenty-fifth's are neither read nor fitted on.
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.96,
     "third_parties_held_out.jsonl": 0.96,
@@ -333,9 +336,11 @@ THIRD_PARTY_FLOORS = {
     "third_parties_held_out_18.jsonl": 0.98,
     "third_parties_held_out_19.jsonl": 0.98,
     "third_parties_held_out_20.jsonl": 0.98,
-    "third_parties_held_out_21.jsonl": 0.95,
-    "third_parties_held_out_22.jsonl": 0.91,
-    "third_parties_held_out_23.jsonl": 0.90,
+    "third_parties_held_out_21.jsonl": 0.97,
+    "third_parties_held_out_22.jsonl": 0.97,
+    "third_parties_held_out_23.jsonl": 0.97,
+    "third_parties_held_out_24.jsonl": 0.94,
+    "third_parties_held_out_25.jsonl": 0.94,
 }
 
 
@@ -350,21 +355,21 @@ def test_third_party_excerpts_meet_their_floors(name: str) -> None:
     assert score["edit_accuracy_low"] <= score["edit_accuracy"] <= score["edit_accuracy_high"]
 
 
-#: A sentence put before every excerpt of the twenty-third set (neither read nor fitted on),
+#: A sentence put before every excerpt of the twenty-fifth set (neither read nor fitted on),
 #: and the edit accuracy floor then (PERFORMANCE.md, "Three tuned layers"): without a
-#: sentence before, 0.908, and 0.908 with each of these; a sentence that speaks of no one is
-#: not read, but one that speaks of the patient is (on the sixteenth set it once lowered 0.961
-#: to 0.947), a known weakness this test keeps in view.
+#: sentence before, 0.944, and 0.944, 0.938 and 0.944 with these in order; a sentence that
+#: speaks of no one is not read, but one that speaks of the patient is (on the sixteenth set it
+#: once lowered 0.961 to 0.947), a known weakness this test keeps in view.
 INSIDE_A_NOTE = {
-    "Seen today. ": 0.90,
-    "The patient was seen and examined. ": 0.90,
-    "Vital signs are stable and the exam is unchanged from last visit. ": 0.90,
+    "Seen today. ": 0.93,
+    "The patient was seen and examined. ": 0.93,
+    "Vital signs are stable and the exam is unchanged from last visit. ": 0.93,
 }
 
 
 @pytest.mark.parametrize("before", sorted(INSIDE_A_NOTE))
 def test_third_party_excerpts_inside_a_note(before: str) -> None:
-    name = "third_parties_held_out_23.jsonl"
+    name = "third_parties_held_out_25.jsonl"
     rows = [json.loads(line) for line in (GOLDEN_DIR / name).read_text().splitlines() if line]
     padded = [dict(r, text=before + r["text"], expected=before + r["expected"]) for r in rows]
     score = score_labelled(padded)
