@@ -527,7 +527,10 @@ def swap_sex(
         if key in _PRONOUNS:
             near = referee and (third_party_near(start) or after_kept_lead(start))
             if key in ("he", "she") and not reader(start).third_party_before(start):
-                if _acts_after_someone(text, start, end):
+                # An act of care goes to whoever was named, or along a chain of sentences that
+                # open with kept pronouns ("He found a polyp. He removed it"), to them.
+                chained = after_kept_lead(start) and _opens_act_of_care(text, start, end)
+                if chained or _acts_after_someone(text, start, end):
                     kept_leads.add(start)
                     continue
             keep, uncertain = _referent(
@@ -544,15 +547,21 @@ def swap_sex(
     return apply_edits(text, edits), edits
 
 
+def _opens_act_of_care(text: str, start: int, end: int) -> bool:
+    """Whether the pronoun ``text[start:end]`` opens an act of care ("He removed it")."""
+    _, hi = mentions.sentence_bounds(text, start)
+    return is_act_of_care([w.key for w in mentions.words(text, end, hi)[:7]])
+
+
 def _acts_after_someone(text: str, start: int, end: int) -> bool:
     """Whether the subject pronoun ``text[start:end]``, with no one named before it in its
     sentence, opens an act of care ("He recommends aspirin") after a sentence of the
     :data:`~climb_vllm.benchmarks.extrinsic.referee.LOOKBACK` before it that names someone
     ("Dr. Marsh reviewed the MRI. He sees no infarct. He recommends aspirin"): a patient does
     not order, examine or recommend in a note, so the pronoun is the one named."""
-    lo, hi = mentions.sentence_bounds(text, start)
-    if not is_act_of_care([w.key for w in mentions.words(text, end, hi)[:7]]):
+    if not _opens_act_of_care(text, start, end):
         return False
+    lo, _ = mentions.sentence_bounds(text, start)
     first = lo
     for _ in range(LOOKBACK):
         if first == 0:

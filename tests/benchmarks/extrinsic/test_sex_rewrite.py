@@ -163,6 +163,13 @@ def test_an_act_of_care_after_someone_named_is_theirs() -> None:
         "His doctor saw him. He ordered a CT. He found a stone.", "female", referee=False
     )[0]
     assert made.endswith("She found a stone.")  # the rules alone: the patient by default
+    # Along such a chain an act of care stays with the one named, however far back; what the
+    # patient does after it is the patient's.
+    made = swap_sex(
+        "His doctor saw him. He ordered a CT. He found a stone. He removed it. He went home.",
+        "female",
+    )[0]
+    assert made.endswith("He found a stone. He removed it. She went home.")
     # Three sentences back is too far; what a patient does, or has done to them, is theirs.
     made = swap_sex("Dr. Marsh called. CT done. It is clear. He recommends aspirin.", "female")[0]
     assert made.endswith("She recommends aspirin.")
@@ -311,9 +318,11 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: was asked of the referee, 0.908 (0.724 with the rules alone); the twenty-fourth and
 #: twenty-fifth, before and after the rules read from the twenty-third set's errors and the
 #: referee's refit on the development to twenty-third sets, 0.915 and 0.950, 0.896 and 0.944
-#: (0.665 and 0.667 with the rules alone). The referee is tuned on the development to
-#: twenty-third sets, so their floors below are in-sample; the twenty-fourth's and
-#: twenty-fifth's are neither read nor fitted on.
+#: (0.665 and 0.667 with the rules alone), then read; the twenty-sixth, before and after an
+#: act of care along a chain of kept pronouns was kept, 0.911 and 0.914 (0.644 with the rules
+#: alone). The referee is tuned on the development to twenty-third sets, so their floors below
+#: are in-sample; the twenty-fourth's and twenty-fifth's are read, the twenty-sixth's neither
+#: read nor fitted on.
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.96,
     "third_parties_held_out.jsonl": 0.96,
@@ -341,6 +350,7 @@ THIRD_PARTY_FLOORS = {
     "third_parties_held_out_23.jsonl": 0.97,
     "third_parties_held_out_24.jsonl": 0.94,
     "third_parties_held_out_25.jsonl": 0.94,
+    "third_parties_held_out_26.jsonl": 0.90,
 }
 
 
