@@ -1,9 +1,13 @@
 """What the words after a subject pronoun say about who it is: a state or an act only a
 patient has or does, an act of care, or a part a third party plays
-(:mod:`~climb_vllm.benchmarks.extrinsic.referents` applies them in order)."""
+(:mod:`~climb_vllm.benchmarks.extrinsic.referents` applies them in order); and, read in the
+text, whether a pronoun opens an act of care after someone named
+(:mod:`~climb_vllm.benchmarks.extrinsic.sex_rewrite` applies these)."""
 
 from __future__ import annotations
 
+from climb_vllm.benchmarks.extrinsic.mentions import sentence_bounds, words
+from climb_vllm.benchmarks.extrinsic.referee import LOOKBACK, names_someone
 from climb_vllm.benchmarks.extrinsic.referent_words import (
     AUXILIARY,
     BE,
@@ -99,3 +103,26 @@ def is_act_of_care(rest: list[str]) -> bool:
         k = rest.index(verb)
         return k + 1 < len(rest) and rest[k + 1] in DETERMINERS - {"that", "this"}
     return verb in CARE_VERBS
+
+
+def opens_act_of_care(text: str, start: int, end: int) -> bool:
+    """Whether the pronoun ``text[start:end]`` opens an act of care ("He removed it")."""
+    _, hi = sentence_bounds(text, start)
+    return is_act_of_care([w.key for w in words(text, end, hi)[:7]])
+
+
+def acts_after_someone(text: str, start: int, end: int) -> bool:
+    """Whether the subject pronoun ``text[start:end]``, with no one named before it in its
+    sentence, opens an act of care ("He recommends aspirin") after a sentence of the
+    :data:`~climb_vllm.benchmarks.extrinsic.referee.LOOKBACK` before it that names someone
+    ("Dr. Marsh reviewed the MRI. He sees no infarct. He recommends aspirin"): a patient does
+    not order, examine or recommend in a note, so the pronoun is the one named."""
+    if not opens_act_of_care(text, start, end):
+        return False
+    lo, _ = sentence_bounds(text, start)
+    first = lo
+    for _ in range(LOOKBACK):
+        if first == 0:
+            break
+        first, _ = sentence_bounds(text, max(0, first - 2))
+    return first < lo and names_someone(text, first, lo)

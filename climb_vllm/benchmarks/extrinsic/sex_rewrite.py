@@ -69,8 +69,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from climb_vllm.benchmarks.extrinsic import mentions, referents
-from climb_vllm.benchmarks.extrinsic.clause_states import is_act_of_care
-from climb_vllm.benchmarks.extrinsic.referee import LOOKBACK, default_referee, names_someone
+from climb_vllm.benchmarks.extrinsic.clause_states import acts_after_someone, opens_act_of_care
+from climb_vllm.benchmarks.extrinsic.referee import default_referee
 from climb_vllm.benchmarks.extrinsic.referent_words import PATIENT_VERBS
 from climb_vllm.benchmarks.extrinsic.referents import SentenceReader
 
@@ -529,8 +529,8 @@ def swap_sex(
             if key in ("he", "she") and not reader(start).third_party_before(start):
                 # An act of care goes to whoever was named, or along a chain of sentences that
                 # open with kept pronouns ("He found a polyp. He removed it"), to them.
-                chained = after_kept_lead(start) and _opens_act_of_care(text, start, end)
-                if chained or _acts_after_someone(text, start, end):
+                chained = after_kept_lead(start) and opens_act_of_care(text, start, end)
+                if chained or acts_after_someone(text, start, end):
                     kept_leads.add(start)
                     continue
             keep, uncertain = _referent(
@@ -545,29 +545,6 @@ def swap_sex(
         edits = _one_of_two(text, edits, reader)
     edits.sort(key=lambda e: e.offset)
     return apply_edits(text, edits), edits
-
-
-def _opens_act_of_care(text: str, start: int, end: int) -> bool:
-    """Whether the pronoun ``text[start:end]`` opens an act of care ("He removed it")."""
-    _, hi = mentions.sentence_bounds(text, start)
-    return is_act_of_care([w.key for w in mentions.words(text, end, hi)[:7]])
-
-
-def _acts_after_someone(text: str, start: int, end: int) -> bool:
-    """Whether the subject pronoun ``text[start:end]``, with no one named before it in its
-    sentence, opens an act of care ("He recommends aspirin") after a sentence of the
-    :data:`~climb_vllm.benchmarks.extrinsic.referee.LOOKBACK` before it that names someone
-    ("Dr. Marsh reviewed the MRI. He sees no infarct. He recommends aspirin"): a patient does
-    not order, examine or recommend in a note, so the pronoun is the one named."""
-    if not _opens_act_of_care(text, start, end):
-        return False
-    lo, _ = mentions.sentence_bounds(text, start)
-    first = lo
-    for _ in range(LOOKBACK):
-        if first == 0:
-            break
-        first, _ = mentions.sentence_bounds(text, max(0, first - 2))
-    return first < lo and names_someone(text, first, lo)
 
 
 def _one_of_two(

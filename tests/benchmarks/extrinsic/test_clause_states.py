@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from climb_vllm.benchmarks.extrinsic.clause_states import (
+    acts_after_someone,
     is_act_of_care,
     is_part,
     main_verb,
+    opens_act_of_care,
     state_after,
 )
 
@@ -49,3 +51,17 @@ def test_main_verb_act_of_care_and_part() -> None:
     assert not is_act_of_care("added that she felt better".split())
     assert not is_act_of_care("was treated with".split())
     assert is_part("the hcp".split()) and not is_part("tired today".split())
+
+
+def test_an_act_of_care_read_in_the_text() -> None:
+    text = "Dr. Marsh reviewed the MRI. He sees no infarct. He recommends aspirin."
+    last = text.rindex("He")
+    assert opens_act_of_care(text, last, last + 2)
+    assert acts_after_someone(text, last, last + 2)
+    # What a patient does is no act of care; with no one named before, no one to give it to.
+    walked = "Dr. Marsh reviewed the MRI. He walked 50 feet."
+    at = walked.rindex("He")
+    assert not opens_act_of_care(walked, at, at + 2)
+    alone = "Labs are back. It is clear. He recommends aspirin."
+    at = alone.rindex("He")
+    assert opens_act_of_care(alone, at, at + 2) and not acts_after_someone(alone, at, at + 2)
