@@ -38,7 +38,8 @@ _SENTENCE = re.compile(
 )
 # A person named by role or kinship, then "is/was a (young) ...": the noun after is them.
 _PREDICATE = re.compile(
-    r"\b(?:the|his|her|their|a|an)\s+([a-z]+)\s+(?:is|was)\s+(?:a|an)\s+(?:[a-z0-9-]+\s+){0,2}$",
+    r"\b(?:the|his|her|their|a|an)\s+(?:other\s+)?([a-z]+)\s+(?:is|was)\s+(?:a|an)\s+"
+    r"(?:[a-z0-9-]+\s+){0,2}$",
     re.IGNORECASE,
 )
 # Someone met at a scene, brought in with an indefinite article ("by a stranger").

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from climb_vllm.benchmarks.extrinsic.sex_rewrite import his_or_him
+from climb_vllm.benchmarks.extrinsic.possessive import his_or_him
 
 #: Male word -> female word; "his" and "him" both become "her", and "her" goes back by the
 #: rewrite's own reading of it (:func:`his_or_him`).

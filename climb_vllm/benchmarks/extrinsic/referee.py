@@ -86,16 +86,20 @@ def window(text: str, start: int) -> tuple[int, int]:
     return max(lo, start - BEFORE), min(hi, start + AFTER)
 
 
-def tokenize(tokenizer: Any, items: Sequence[Item]) -> list[tuple[list[int], list[int]]]:
+def tokenize(
+    tokenizer: Any, items: Sequence[Item], whole: bool = False
+) -> list[tuple[list[int], list[int]]]:
     """(word-piece ids of the window, positions of the word's pieces) per item.
 
     Args:
         tokenizer: the encoder's tokenizer (a fast one: it gives character offsets).
         items: ``(text, start, end)``, the word being ``text[start:end]``.
+        whole: read each text whole (it is already what is to be read), not its
+            :func:`window`.
     """
     rows = []
     for text, start, end in items:
-        lo, hi = window(text, start)
+        lo, hi = (0, len(text)) if whole else window(text, start)
         encoded = tokenizer(
             text[lo:hi], return_offsets_mapping=True, truncation=True, max_length=MAX_TOKENS
         )
@@ -178,28 +182,37 @@ class Referee:
         self._cache.clear()
         self.asked = 0
 
-    def probabilities(self, items: Sequence[Item]) -> list[float]:
-        """The probability that each word is someone else's (no cache, no count)."""
+    def probabilities(self, items: Sequence[Item], whole: bool = False) -> list[float]:
+        """The probability that each word is someone else's (no cache, no count); ``whole``:
+        each text is read whole, not its :func:`window`."""
         import torch
 
         with torch.no_grad():
-            x = pooled(self.transformer, tokenize(self.tokenizer, items)).double().numpy()
+            rows = tokenize(self.tokenizer, items, whole)
+            x = pooled(self.transformer, rows).double().numpy()
         return [float(p) for p in 1.0 / (1.0 + np.exp(-(x @ self.coef + self.intercept)))]
 
-    def third_party_probability(self, text: str, start: int, end: int) -> float:
+    def third_party_probability(
+        self, text: str, start: int, end: int, since: int | None = None
+    ) -> float:
         """The probability that the word at ``text[start:end]`` refers to someone other than
-        the patient."""
+        the patient, read from its :func:`window`, or from ``since`` when that is earlier."""
         self.asked += 1
         lo, hi = window(text, start)
+        if since is not None:
+            lo = min(lo, max(since, start - BEFORE))
         key = (text[lo:hi], start - lo, end - lo)
         if key not in self._cache:
-            self._cache[key] = self.probabilities([key])[0]
+            self._cache[key] = self.probabilities([key], whole=True)[0]
         return self._cache[key]
 
-    def decide(self, text: str, start: int, end: int) -> tuple[bool, bool]:
-        """(keep, uncertain) for the word at ``text[start:end]``: keep when it is more likely
-        someone else's; uncertain within :data:`UNCERTAIN_WITHIN` of even odds."""
-        p = self.third_party_probability(text, start, end)
+    def decide(
+        self, text: str, start: int, end: int, since: int | None = None
+    ) -> tuple[bool, bool]:
+        """(keep, uncertain) for the word at ``text[start:end]`` (read from ``since`` when
+        that is before its window): keep when it is more likely someone else's; uncertain
+        within :data:`UNCERTAIN_WITHIN` of even odds."""
+        p = self.third_party_probability(text, start, end, since)
         return p > 0.5, abs(p - 0.5) < UNCERTAIN_WITHIN
 
 

@@ -5,14 +5,8 @@ the original text, before, after, whether the referent may not be the patient). 
 
 - **Pronouns**: he/she, him/her, himself/herself, his/her/hers, also in contractions
   ("He's" -> "She's"). Female -> male, "her" is a possessive ("her chest" -> "his chest") or an
-  object ("gave her magnesium", "asked her about" -> "him"): it is an object before punctuation,
-  a preposition, particle or conjunction ("about", "on", "up", "until"), a determiner ("gave
-  her a dose"), after a verb of seeing before a verb ("saw her fall", "found her slurring"), or
-  after a verb that takes two objects or a bare infinitive ("gave", "told", "let", "helped")
-  unless the next word is one a person has (a relative, a body part, a clinician: "gave her
-  husband"); "on her back", "at her home", "her back pain", "her blood pressure", "found her
-  glucose" are possessive, and "her" before a verb of report ("who delivered her noted ...")
-  or a dose or distance ("walked her 50 meters") an object.
+  object ("gave her magnesium" -> "him"), as :mod:`~climb_vllm.benchmarks.extrinsic.possessive`
+  reads it.
 - **Honorifics**: Mr/Ms/Mrs/Miss only in title case and before a name ("Mr. A", "Ms ___");
   sir/ma'am.
 - **Nouns** for the patient: man/woman, gentleman/lady, boy/girl, male/female (and plurals);
@@ -48,16 +42,11 @@ a CT. He found a stone"), goes to the learned referee
 whose it is (``referee=False`` leaves the rules alone). First, though, a
 subject pronoun with no one named before it in its sentence whose verb is an act of care ("He
 recommends aspirin", "He lasered it") is the person named up to two sentences back, if someone
-is (:func:`_acts_after_someone`). Last, a subject
+is (:func:`~climb_vllm.benchmarks.extrinsic.clause_states.acts_after_someone`). Last, a subject
 and an object pronoun of one clause that were both edited ("Fine-needle aspiration was done.
 He will call him with the results") cannot both be the patient's: a pronoun object is never its
 clause's subject, so the referee keeps the one it finds likelier someone else's. The labelled
 sentences in ``tests/golden/counterfactual/`` measure all of it.
-
-A well-kept part-of-speech tagger would tell object from possessive "her" in general, but none
-installs offline from the package registry with its model from the authors (the spaCy and NLTK
-models are downloaded from their own hosts; the registry copies are third-party re-uploads), so
-the rules above are measured on the labelled set instead (PERFORMANCE.md).
 """
 
 from __future__ import annotations
@@ -70,8 +59,8 @@ from dataclasses import dataclass
 
 from climb_vllm.benchmarks.extrinsic import mentions, referents
 from climb_vllm.benchmarks.extrinsic.clause_states import acts_after_someone, opens_act_of_care
-from climb_vllm.benchmarks.extrinsic.referee import default_referee
-from climb_vllm.benchmarks.extrinsic.referent_words import PATIENT_VERBS
+from climb_vllm.benchmarks.extrinsic.possessive import his_or_him, next_word
+from climb_vllm.benchmarks.extrinsic.referee import default_referee, window
 from climb_vllm.benchmarks.extrinsic.referents import SentenceReader
 
 _MALE_TO_FEMALE = {
@@ -135,61 +124,6 @@ _CLINICAL_TERMS = re.compile(
     r"|\b(?:wo)?men['’]s\s+(?:health|clinic|center|centre)\b",
     re.IGNORECASE,
 )
-# After "her": the next word makes it an object.
-_OBJECT_NEXT = frozenset(
-    "about to for on in at with from that and or but again today yesterday tonight tomorrow "
-    "back home up down out off over as if when while since because into onto through this "
-    "well now immediately twice once daily regularly so too than of by via after before "
-    "overnight every each hourly nightly weekly here there until unless although though "
-    "during throughout across around toward towards under beside beforehand afterward "
-    "afterwards closer nearer further farther regarding concerning including despite against "
-    "without within like per "
-    "a an the some any another these those no".split()
-)
-# Before "her": verbs of seeing, after which "her" + a verb is an object ("saw her fall", "found
-# her slurring her words").
-_PERCEPTION = frozenset(
-    "saw see sees seen watched watch heard hear hears noticed notice found find finds felt "
-    "observed witnessed caught kept left".split()
-)
-# After "her" and a number: a dose or a distance walked, so "her" is the object ("transfused
-# her 2 units", "walked her 50 meters").
-_DOSE_UNITS = frozenset(
-    "mg g mcg ug units unit u l ml cc meq mmol tabs tablets tablet doses dose puffs liters "
-    "litres bags amps meters metres m feet ft yards steps laps".split()
-)
-# Before "her" and a number: a score given, so "her" is the object ("scored her 22 of 30").
-_SCORE_VERBS = frozenset("scored score scores rated rate rates graded grade grades".split())
-# Words in -ly that are adjectives, so "her" before them is possessive ("her elderly mother").
-_LY_ADJECTIVES = frozenset(
-    "elderly early only family likely lovely friendly weekly monthly yearly nightly "
-    "lonely ugly holy silly curly".split()
-)
-# Before "her": a verb that takes two objects or a bare infinitive.
-_OBJECT_VERBS = frozenset(
-    "gave give gives giving given offered offer offers told tell tells telling showed show "
-    "shows taught teach handed hand brought bring brings asked ask asks let lets made make "
-    "helped help helps bought sent send owe promised advised instructed reassured "
-    "encouraged allowed allow informed counseled counselled thanked found find finds".split()
-)
-# After "found her": a measurement, so "her" is possessive ("found her glucose to be 52"), where
-# "found her" is otherwise an object ("found her confused").
-_MEASURES = frozenset(
-    "glucose sugar sugars potassium sodium hemoglobin haemoglobin labs pressure pulse "
-    "temperature saturation sats weight inr creatinine lactate troponin".split()
-)
-# After "her": a word a person has, so "her" is possessive even after such a verb.
-_POSSESSED = frozenset(
-    "husband wife son sons daughter daughters mother father parents family children child kids "
-    "sister brother partner friend friends pcp doctor physician cardiologist oncologist surgeon "
-    "nurse caregiver own arm arms leg legs chest abdomen head back hip knee hand hands foot "
-    "feet eyes eye skin home house name insurance medications meds mouth face".split()
-)
-# Nouns in -ing, so "her" before them is possessive even after "saw" ("noticed her swelling").
-_ING_NOUNS = frozenset(
-    "morning evening swelling dressing dressings wedding building clothing bedding thing "
-    "things ring sibling siblings stocking stockings filling lining".split()
-)
 # The patient's own part as a parent ("She is the mother of two" -> "He is the father of two").
 _PARENTS = {
     "mother": "father",
@@ -201,23 +135,6 @@ _PARENTS = {
 }
 _PARENT_BEFORE = re.compile(
     r"\b(?:he|she|patient|pt)\s+(?:is|was)\s+(?:a|the)\s+(?:[a-z-]+\s+)?$", re.IGNORECASE
-)
-_PREPOSITIONS = frozenset(
-    "on in at to from of with into onto over under behind near for about".split()
-)
-# After "her": a verb that reports, so "her" is the object of a clause before it ("the
-# obstetrician who delivered her noted heavy bleeding"); never a possessed thing.
-_REPORTED_NEXT = frozenset(
-    "said says noted notes thought thinks believes believed wrote writes decided agreed "
-    "explained added".split()
-)
-# "her blood pressure" is possessive; "gave her blood" is not.
-_BLOOD_NEXT = re.compile(
-    r"[ \t]+blood[ \t]+(?:pressures?|sugars?|glucose|counts?|cultures?|work|tests?|levels?)\b",
-    re.IGNORECASE,
-)
-_BACK_NEXT = re.compile(
-    r"[ \t]+back[ \t]+(?:pain|surgery|injury|spasms?|brace|problems?)\b", re.IGNORECASE
 )
 _KIN_MALE = frozenset(
     "father dad brother son grandfather uncle nephew husband boyfriend stepfather".split()
@@ -282,61 +199,6 @@ def _sentence_start(text: str, at: int) -> int:
     return ends[before - 1] if before else 0
 
 
-def _next_word(text: str, end: int) -> str | None:
-    """The next word after ``end`` (lower case), or None before punctuation or the end."""
-    following = re.match(r"[ \t]+([A-Za-z0-9/]+)", text[end : end + 40])
-    return following.group(1).lower() if following else None
-
-
-def _previous_word(text: str, start: int) -> str | None:
-    before = re.search(r"([A-Za-z]+)\s+$", text[max(0, start - 40) : start])
-    return before.group(1).lower() if before else None
-
-
-def his_or_him(text: str, start: int, end: int) -> str:
-    """ "his" or "him" for a female -> male "her" (see the module docstring)."""
-    following = _next_word(text, end)
-    # The text before "her", read from a short window (the whole prefix only when the window
-    # is blank), so that a long note is not copied for every "her".
-    before = text[max(0, start - 40) : start].rstrip() or text[:start].rstrip()
-    if not before or before[-1] in ".;:!?(":
-        return "his"  # a sentence does not open with an object: "Her home nurse says ..."
-    if following == "home" and re.match(
-        r"[ \t]+home[ \t]+(?:health|med|oxygen|o2|dose|care|nurse|aide|visit)",
-        text[end : end + 20],
-        re.I,
-    ):
-        return "his"  # "her home health nurse", "her home medications"
-    previous = _previous_word(text, start)
-    if following in ("back", "home") and previous in _PREPOSITIONS:
-        return "his"  # "on her back", "at her home", "for her back pain"
-    if _BACK_NEXT.match(text, end) or _BLOOD_NEXT.match(text, end):
-        return "his"  # "examined her back pain", "found her blood pressure elevated"
-    if following is None or following in _OBJECT_NEXT or following in _REPORTED_NEXT:
-        return "him"
-    if previous in _PERCEPTION and (
-        (following.endswith("ing") and following not in _ING_NOUNS) or following in PATIENT_VERBS
-    ):
-        return "him"  # "saw her grimacing", "watched her fall"
-    if following in ("last", "next") and re.match(
-        r"[ \t]+\w+[ \t]+(?:week|night|month|year|time|visit)\b", text[end : end + 30]
-    ):
-        return "him"  # "saw her last week" (but "her last dose")
-    if following.endswith("ly") and following not in _LY_ADJECTIVES:
-        return "him"  # an adverb: "examined her carefully"
-    if following.isdigit():
-        unit = re.match(r"[ \t]+\d+[ \t]*([A-Za-z]+)", text[end : end + 40])
-        if (unit and unit.group(1).lower() in _DOSE_UNITS) or previous in _SCORE_VERBS:
-            return "him"
-    if following in _POSSESSED or (
-        previous in ("found", "find", "finds") and following in _MEASURES
-    ):
-        return "his"
-    if previous in _OBJECT_VERBS:
-        return "him"
-    return "his"
-
-
 def _patient_parent(text: str, start: int, end: int, key: str, to: str) -> bool:
     """Whether the parent word ``key`` at ``start`` is the patient's own part ("she is the
     mother of two"), of the sex the rewrite changes from."""
@@ -350,7 +212,7 @@ def _patient_parent(text: str, start: int, end: int, key: str, to: str) -> bool:
 
 def _his(text: str, end: int) -> str:
     """ "her" or "hers" for a male -> female "his": "hers" when it stands alone."""
-    following = _next_word(text, end)
+    following = next_word(text, end)
     return "her" if following and following not in {"and", "or", "to", "is", "was"} else "hers"
 
 
@@ -382,6 +244,7 @@ def _referent(
     reader: SentenceReader,
     referee: bool = True,
     third_near: bool = False,
+    since: int | None = None,
 ) -> tuple[bool, bool]:
     """(keep, uncertain) for a pronoun at ``start``: keep it when it refers to a relative of
     the patient's sex (family-history line, relative as the sentence's subject) or when a firm
@@ -394,11 +257,11 @@ def _referent(
     same_kin = _KIN_MALE if male_patient else _KIN_FEMALE
     sentence = text[_sentence_start(text, start) : start]
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", sentence)]
-    following = _next_word(text, start + len(key))
+    following = next_word(text, start + len(key))
     skip = re.match(r"[ \t]+[A-Za-z]+", text[start + len(key) :])
     if following in _KIN_ADJECTIVES and skip:
         # "her maternal aunt", "his older brother": the relative after the adjective.
-        following = _next_word(text, start + len(key) + skip.end())
+        following = next_word(text, start + len(key) + skip.end())
     possessive_of_kin = key in ("his", "her") and following in (_KIN_MALE | _KIN_FEMALE)
     if possessive_of_kin:
         return False, False
@@ -412,7 +275,7 @@ def _referent(
         return True, False
     decision = reader.decision(start)
     if referee and not decision.firm and third_near:
-        return default_referee().decide(text, start, start + len(key))
+        return default_referee().decide(text, start, start + len(key), since)
     # Only a rule keeps a word; a default's third party is edited and marked, as the module
     # note says.
     return decision.third and not decision.uncertain, decision.uncertain
@@ -469,17 +332,33 @@ def swap_sex(
     # an endoscopy. He found an ulcer"), so the referee is asked there too.
     kept_leads: set[int] = set()
 
+    def kept_lead_before(at: int) -> int | None:
+        """Where the sentence before opens with a kept subject pronoun, when ``at`` opens its
+        own sentence (else None)."""
+        here = reader(at)
+        if text[here.lo : at].strip():
+            return None
+        before = sentence_before(here)
+        if before is None:
+            return None
+        gap = text[before.lo : here.lo]
+        lead = before.lo + len(gap) - len(gap.lstrip())
+        return lead if lead in kept_leads else None
+
     def after_kept_lead(at: int) -> bool:
         """Whether ``at`` opens its sentence and the sentence before opens with a kept
         subject pronoun."""
-        here = reader(at)
-        if text[here.lo : at].strip():
-            return False
-        before = sentence_before(here)
-        if before is None:
-            return False
-        gap = text[before.lo : here.lo]
-        return before.lo + len(gap) - len(gap.lstrip()) in kept_leads
+        return kept_lead_before(at) is not None
+
+    def chain_start(at: int) -> int | None:
+        """Where the referee starts reading for a pronoun along a chain of sentences that open
+        with kept pronouns: where the chain's first pronoun's reading started, so the one
+        named before the chain stays in view ("The ENT surgeon saw her. He looked at her cords.
+        He found a polyp. He removed it"); None off a chain."""
+        first, lead = at, kept_lead_before(at)
+        while lead is not None and lead < first:
+            first, lead = lead, kept_lead_before(lead)
+        return None if first == at else window(text, first)[0]
 
     for match in _AGE_SEX.finditer(text):
         group = 2 if match.group(2) is not None else 4
@@ -534,7 +413,7 @@ def swap_sex(
                     kept_leads.add(start)
                     continue
             keep, uncertain = _referent(
-                text, start, key, to == "female", reader(start), referee, near
+                text, start, key, to == "female", reader(start), referee, near, chain_start(start)
             )
             if keep:
                 if key in ("he", "she"):

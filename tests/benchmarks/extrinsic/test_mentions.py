@@ -35,6 +35,8 @@ def test_titles_nouns_and_addresses() -> None:
     # The complement of someone named by role is them; the patient's is the patient.
     driver = "He was hit by a car. The driver was a young man."
     assert mentions.noun_is_third_party(driver, driver.index("man"))
+    other = "He was in a car crash. The other driver was a teenage boy."
+    assert mentions.noun_is_third_party(other, other.index("boy"))
     own = "The patient is a 40 yo man."
     assert not mentions.noun_is_third_party(own, own.index("man"))
     # "The man" first met after a stranger is the stranger; after the patient, or after a

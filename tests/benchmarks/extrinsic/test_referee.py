@@ -116,9 +116,11 @@ def test_the_rewrite_asks_the_referee_only_where_no_firm_rule_decides(
     real = default_referee()
 
     class Recording:
-        def decide(self, text: str, start: int, end: int) -> tuple[bool, bool]:
+        def decide(
+            self, text: str, start: int, end: int, since: int | None = None
+        ) -> tuple[bool, bool]:
             asked.append(text[start:end])
-            return real.decide(text, start, end)
+            return real.decide(text, start, end, since)
 
     monkeypatch.setattr(sex_rewrite, "default_referee", lambda: Recording())
     # Nobody else named: the rules alone.
@@ -155,6 +157,46 @@ def test_the_rewrite_asks_the_referee_only_where_no_firm_rule_decides(
     # A state after a third party's report: the patient's by the rules, weighed by the referee.
     swap_sex("The owner says she has had the cat for a week.", "male")
     assert asked == ["she"]
+
+
+def test_a_pronoun_along_a_chain_is_read_from_who_was_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # "He started lamotrigine" is three sentences after the neurologist; the sentences between
+    # open with pronouns kept as the neurologist's, so the referee reads from the neurologist.
+    text = (
+        "The neurologist saw him for a first seizure. He ordered an EEG. He found epileptic"
+        " spikes. He started lamotrigine. He cannot drive."
+    )
+    calls: list[tuple[str, int | None]] = []
+
+    class Keeping:
+        """Keeps every "He" it is asked about, so the chain is unbroken."""
+
+        def decide(
+            self, text: str, start: int, end: int, since: int | None = None
+        ) -> tuple[bool, bool]:
+            calls.append((text[start : start + 10], since))
+            return text[start:end] == "He", False
+
+    monkeypatch.setattr(sex_rewrite, "default_referee", lambda: Keeping())
+    swap_sex(text, "female")
+    # "He ordered" is kept by the rule for acts of care; the pronouns that open the sentences
+    # after it read from where its window starts, the text's start (for "He found" its own
+    # window starts there too).
+    assert calls[0] == ("him for a ", None)
+    assert calls[1:] == [("He found e", 0), ("He started", 0), ("He cannot ", 0)]
+    # Off a chain, the referee reads its own window.
+    calls.clear()
+    swap_sex("Dr. Burke is on call. He thinks it is a stroke.", "female")
+    assert calls == [("He thinks ", None)]
+    # Reading from ``since`` is reading that stretch whole.
+    real = default_referee()
+    at = text.index("He started")
+    p = real.third_party_probability(text, at, at + 2, since=0)
+    whole = text[: window(text, at)[1]]
+    assert p == pytest.approx(real.probabilities([(whole, at, at + 2)], whole=True)[0])
+    assert p != pytest.approx(real.third_party_probability(text, at, at + 2))
 
 
 def test_a_subject_and_object_of_one_clause_are_not_both_the_patients() -> None:
