@@ -39,14 +39,15 @@ it in its sentence or in the sentence before ("Dr. Burke saw him. He ordered a C
 opening a sentence after one that opens with a pronoun kept as someone else's ("... He ordered
 a CT. He found a stone"), goes to the learned referee
 (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), a sentence encoder fine-tuned to read
-whose it is (``referee=False`` leaves the rules alone). First, though, a
-subject pronoun with no one named before it in its sentence whose verb is an act of care ("He
-recommends aspirin", "He lasered it") is the person named up to two sentences back, if someone
-is (:func:`~climb_vllm.benchmarks.extrinsic.clause_states.acts_after_someone`). Last, a subject
-and an object pronoun of one clause that were both edited ("Fine-needle aspiration was done.
-He will call him with the results") cannot both be the patient's: a pronoun object is never its
-clause's subject, so the referee keeps the one it finds likelier someone else's. The labelled
-sentences in ``tests/golden/counterfactual/`` measure all of it.
+whose it is (``referee=False`` leaves the rules alone); along a chain of such sentences it
+reads from where the chain's first kept pronoun read, so the one named stays in view. First,
+though, a subject pronoun with no one named before it in its sentence whose verb is an act of
+care ("He recommends aspirin", "He lasered it") is the person named up to two sentences back,
+if someone is (:func:`~climb_vllm.benchmarks.extrinsic.clause_states.acts_after_someone`).
+Last, a subject and an object pronoun of one clause that were both edited ("Fine-needle
+aspiration was done. He will call him with the results") cannot both be the patient's: a
+pronoun object is never its clause's subject, so the referee keeps the one it finds likelier
+someone else's. The labelled sentences in ``tests/golden/counterfactual/`` measure all of it.
 """
 
 from __future__ import annotations

@@ -320,11 +320,14 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: referee's refit on the development to twenty-third sets, 0.915 and 0.950, 0.896 and 0.944
 #: (0.665 and 0.667 with the rules alone), then read; the twenty-sixth, before and after an
 #: act of care along a chain of kept pronouns was kept, 0.911 and 0.914 (0.644 with the rules
-#: alone). The referee is tuned on the development to twenty-third sets, so their floors below
-#: are in-sample; the twenty-fourth's and twenty-fifth's are read, the twenty-sixth's neither
-#: read nor fitted on.
+#: alone); the twenty-seventh, before and after the rules read from the twenty-sixth set's
+#: errors, a pronoun along a chain of kept ones read from where the chain's first was and the
+#: referee's refit on the development to twenty-sixth sets, 0.909 and 0.921 (0.686 with the
+#: rules alone), then read. The referee is tuned on the development to twenty-sixth sets, so
+#: their floors below are in-sample (that refit took the development set from 0.970 to 0.960,
+#: so its floor is 0.95); the twenty-seventh's is not fitted on.
 THIRD_PARTY_FLOORS = {
-    "third_parties_development.jsonl": 0.96,
+    "third_parties_development.jsonl": 0.95,
     "third_parties_held_out.jsonl": 0.96,
     "third_parties_held_out_2.jsonl": 0.95,
     "third_parties_held_out_3.jsonl": 0.98,
@@ -351,6 +354,7 @@ THIRD_PARTY_FLOORS = {
     "third_parties_held_out_24.jsonl": 0.94,
     "third_parties_held_out_25.jsonl": 0.94,
     "third_parties_held_out_26.jsonl": 0.90,
+    "third_parties_held_out_27.jsonl": 0.91,
 }
 
 
@@ -365,21 +369,21 @@ def test_third_party_excerpts_meet_their_floors(name: str) -> None:
     assert score["edit_accuracy_low"] <= score["edit_accuracy"] <= score["edit_accuracy_high"]
 
 
-#: A sentence put before every excerpt of the twenty-fifth set (neither read nor fitted on),
-#: and the edit accuracy floor then (PERFORMANCE.md, "Three tuned layers"): without a
-#: sentence before, 0.944, and 0.944, 0.938 and 0.944 with these in order; a sentence that
-#: speaks of no one is not read, but one that speaks of the patient is (on the sixteenth set it
-#: once lowered 0.961 to 0.947), a known weakness this test keeps in view.
+#: A sentence put before every excerpt of the twenty-seventh set (not fitted on), and the edit
+#: accuracy floor then (PERFORMANCE.md, "Three tuned layers"): without a sentence before,
+#: 0.921, and 0.921, 0.918 and 0.921 with these in order; a sentence that speaks of no one is
+#: not read, but one that speaks of the patient is (on the sixteenth set it once lowered 0.961
+#: to 0.947), a known weakness this test keeps in view.
 INSIDE_A_NOTE = {
-    "Seen today. ": 0.93,
-    "The patient was seen and examined. ": 0.93,
-    "Vital signs are stable and the exam is unchanged from last visit. ": 0.93,
+    "Seen today. ": 0.91,
+    "The patient was seen and examined. ": 0.91,
+    "Vital signs are stable and the exam is unchanged from last visit. ": 0.91,
 }
 
 
 @pytest.mark.parametrize("before", sorted(INSIDE_A_NOTE))
 def test_third_party_excerpts_inside_a_note(before: str) -> None:
-    name = "third_parties_held_out_25.jsonl"
+    name = "third_parties_held_out_27.jsonl"
     rows = [json.loads(line) for line in (GOLDEN_DIR / name).read_text().splitlines() if line]
     padded = [dict(r, text=before + r["text"], expected=before + r["expected"]) for r in rows]
     score = score_labelled(padded)
