@@ -323,9 +323,10 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: alone); the twenty-seventh, before and after the rules read from the twenty-sixth set's
 #: errors, a pronoun along a chain of kept ones read from where the chain's first was and the
 #: referee's refit on the development to twenty-sixth sets, 0.909 and 0.921 (0.686 with the
-#: rules alone), then read. The referee is tuned on the development to twenty-sixth sets, so
+#: rules alone), then read; the twenty-eighth, written after those changes, 0.925 (0.694 with
+#: the rules alone). The referee is tuned on the development to twenty-sixth sets, so
 #: their floors below are in-sample (that refit took the development set from 0.970 to 0.960,
-#: so its floor is 0.95); the twenty-seventh's is not fitted on.
+#: so its floor is 0.95); the twenty-seventh's and twenty-eighth's are not fitted on.
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.95,
     "third_parties_held_out.jsonl": 0.96,
@@ -355,6 +356,7 @@ THIRD_PARTY_FLOORS = {
     "third_parties_held_out_25.jsonl": 0.94,
     "third_parties_held_out_26.jsonl": 0.90,
     "third_parties_held_out_27.jsonl": 0.91,
+    "third_parties_held_out_28.jsonl": 0.91,
 }
 
 
