@@ -413,8 +413,11 @@ def swap_sex(
                 if chained or acts_after_someone(text, start, end):
                     kept_leads.add(start)
                     continue
+            # Only a pronoun the referee may be asked about reads along a chain (off one, near
+            # is False and chain_start None), so the rules alone never pay for the window.
+            since = chain_start(start) if near else None
             keep, uncertain = _referent(
-                text, start, key, to == "female", reader(start), referee, near, chain_start(start)
+                text, start, key, to == "female", reader(start), referee, near, since
             )
             if keep:
                 if key in ("he", "she"):
