@@ -67,6 +67,20 @@ _LY_ADJECTIVES = frozenset(
     "lonely ugly holy silly curly".split()
 )
 
+# Before "her": a verb of placing, and after it a state she is left in, so "her" is the object
+# ("laid her flat", "sat her upright", "kept her warm").
+_PLACING = frozenset(
+    "laid lay lays laying positioned propped sat sit kept keep keeps left rolled turned "
+    "nursed".split()
+)
+_STATES = frozenset(
+    "flat upright supine prone still warm comfortable calm safe awake npo semi sideways".split()
+)
+
+# How often, after "her": an adverb ("seen her monthly since") unless a noun follows ("her
+# monthly injection").
+_HOW_OFTEN = frozenset("daily weekly monthly yearly nightly fortnightly".split())
+
 # Before "her": a verb that takes two objects or a bare infinitive.
 _OBJECT_VERBS = frozenset(
     "gave give gives giving given offered offer offers told tell tells telling showed show "
@@ -167,6 +181,15 @@ def his_or_him(text: str, start: int, end: int) -> str:
         r"[ \t]+\w+[ \t]+(?:week|night|month|year|time|visit)\b", text[end : end + 30]
     ):
         return "him"  # "saw her last week" (but "her last dose")
+    if previous in _PLACING and following in _STATES:
+        return "him"  # "laid her flat", "kept her warm"
+    after_next = re.match(r"[ \t]+[A-Za-z0-9/]+", text[end : end + 40])
+    if (
+        following in _HOW_OFTEN
+        and after_next
+        and next_word(text, end + after_next.end()) in (None, *_OBJECT_NEXT)
+    ):
+        return "him"  # "has seen her monthly since the admission", "sees her weekly."
     if following.endswith("ly") and following not in _LY_ADJECTIVES:
         return "him"  # an adverb: "examined her carefully"
     if following.isdigit():

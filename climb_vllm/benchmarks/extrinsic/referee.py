@@ -4,7 +4,7 @@
 The referent rules (:mod:`~climb_vllm.benchmarks.extrinsic.referents`) read grammar and word
 lists; on excerpts they were not written from they choose barely better than editing every
 pronoun (PERFORMANCE.md). Where another person of the patient's sex is named before a pronoun
-in its sentence or the sentence before, and no firm rule decides it, the rewrite asks this
+in its sentence or the three sentences before, and no firm rule decides it, the rewrite asks this
 referee instead. all-MiniLM-L6-v2 (the encoder the mapper uses), with its top
 :data:`TUNED_LAYERS` layers fine-tuned on the labelled third-party excerpts, reads the pronoun's
 sentence and up to two before it (:func:`window`: back to the nearest that names someone, else
@@ -23,7 +23,7 @@ import functools
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -36,7 +36,7 @@ from climb_vllm.resources.data import packaged
 #: Where the fitted weights live in the package.
 WEIGHTS = ("referee", "referee.npz")
 #: The encoder's top layers that fine-tuning changes (the lower ones stay the packaged ones).
-TUNED_LAYERS = 3
+TUNED_LAYERS = 6
 #: Word pieces the encoder reads at most (a window is cut at its end past this).
 MAX_TOKENS = 256
 #: Characters read at most before and after the word: a very long sentence is cut there, so
@@ -47,6 +47,24 @@ UNCERTAIN_WITHIN = 0.3
 
 #: One word to read: its text, and where the word starts and ends in it.
 Item = tuple[str, int, int]
+
+
+class Judge(Protocol):
+    """What the rewrite asks in a referee's place: the :class:`Referee`, or the labels while
+    it is tuned."""
+
+    def decide(
+        self, text: str, start: int, end: int, since: int | None = None
+    ) -> tuple[bool, bool]:
+        """(keep, uncertain) for the word at ``text[start:end]``, read from ``since`` when that
+        is before its window."""
+        ...
+
+    def third_party_probability(
+        self, text: str, start: int, end: int, since: int | None = None
+    ) -> float:
+        """The probability that the word at ``text[start:end]`` is someone else's."""
+        ...
 
 
 #: Sentences before the pronoun's that the referee may read.

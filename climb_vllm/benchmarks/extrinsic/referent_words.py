@@ -12,11 +12,11 @@ import re
 
 KIN_MALE = frozenset(
     "father dad brother son grandfather grandson uncle nephew husband boyfriend stepfather "
-    "stepson brothers sons".split()
+    "stepson brothers sons grandad granddad grandpa".split()
 )
 KIN_FEMALE = frozenset(
     "mother mom sister daughter grandmother granddaughter aunt niece wife girlfriend "
-    "stepmother stepdaughter landlady sisters daughters".split()
+    "stepmother stepdaughter landlady sisters daughters mum grandma granny".split()
 )
 # People of either sex named by their role (the sex is not known from the word).
 ROLES = frozenset(
@@ -32,7 +32,11 @@ ROLES = frozenset(
     "passerby driver cyclist pedestrian stranger colleague supervisor boss teacher pastor "
     "priest float moonlighter ot assistant foreman witness owner coach trainer allergist "
     "intensivist internist optometrist orthodontist hygienist chiropractor educator player "
-    "teammate classmate students guardian carer fiance fiancee passenger proxy".split()
+    "teammate classmate students guardian carer fiance fiancee passenger proxy "
+    # British and American titles of doctors and staff, and people one lives or is held with.
+    "gp gps registrar sho locum trainee houseman matron physio medic medics receptionist "
+    "secretary clerk cleaner housekeeper responder lifeguard warden inmate inmates cellmate "
+    "prisoner flatmate housemate workmate lodger tenant opponent".split()
 )
 
 # People met at a scene, not in care: after "a stranger", "the man" is most likely them.
@@ -182,7 +186,12 @@ OPENING_QUOTE = re.compile(r"(?:^|(?<=[\s:,(]))['\"‘“](?=[A-Za-z])")
 
 # Specialists by suffix: "cardiologist", "podiatrist", "physician", "neurosurgeon",
 # "endoscopist", "physiotherapist".
-_SPECIALIST = re.compile(r"[a-z]+(?:ologist|iatrist|ician|surgeon|scopist|therapist)$")
+# Specialists and staff by the endings of their titles: "orthopedist", "geneticist",
+# "sonographer", "orthodontist", "prosthetist", "orthoptist", "perfusionist".
+_SPECIALIST = re.compile(
+    r"[a-z]+(?:ologist|iatrist|ician|surgeon|scopist|therapist|pedist|paedist|icist|ographer"
+    r"|odontist|thetist|otist|optist|macist|ionist)$"
+)
 
 
 def is_role(word: str) -> bool:

@@ -35,7 +35,7 @@ party too (the sentence is about them, or their report says nothing of the patie
 on sets of excerpts no rule had read, keeping those words was wrong more often than right, and
 editing them raised the correct edits by 2-4 points (PERFORMANCE.md). Before that default is
 applied, a pronoun that no firm rule decides, after someone of the patient's sex named before
-it in its sentence or in the sentence before ("Dr. Burke saw him. He ordered a CT"), or
+it in its sentence or in the three sentences before ("Dr. Burke saw him. He ordered a CT"), or
 opening a sentence after one that opens with a pronoun kept as someone else's ("... He ordered
 a CT. He found a stone"), goes to the learned referee
 (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), a sentence encoder fine-tuned to read
@@ -61,8 +61,13 @@ from dataclasses import dataclass
 from climb_vllm.benchmarks.extrinsic import mentions, referents
 from climb_vllm.benchmarks.extrinsic.clause_states import acts_after_someone, opens_act_of_care
 from climb_vllm.benchmarks.extrinsic.possessive import his_or_him, next_word
-from climb_vllm.benchmarks.extrinsic.referee import default_referee, window
+from climb_vllm.benchmarks.extrinsic.referee import Judge, default_referee, window
 from climb_vllm.benchmarks.extrinsic.referents import SentenceReader
+
+#: Sentences before a pronoun in which someone named makes the referee read it: three, where
+#: one (the sentence before alone) left a chain broken by a sentence of no one ("It was
+#: 80/40.") to the default (PERFORMANCE.md, "Third parties read further back").
+NEAR_SENTENCES = 3
 
 _MALE_TO_FEMALE = {
     "he": "she",
@@ -246,12 +251,13 @@ def _referent(
     referee: bool = True,
     third_near: bool = False,
     since: int | None = None,
+    judge: Judge | None = None,
 ) -> tuple[bool, bool]:
     """(keep, uncertain) for a pronoun at ``start``: keep it when it refers to a relative of
     the patient's sex (family-history line, relative as the sentence's subject) or when a firm
     rule of :mod:`~climb_vllm.benchmarks.extrinsic.referents` says it is a third party's; where
     no firm rule decides and ``third_near`` (someone who may be of the patient's sex is named
-    before it in its sentence or in the sentence before), what the referee decides
+    before it in its sentence or in the :data:`NEAR_SENTENCES` before), what the referee decides
     (:mod:`~climb_vllm.benchmarks.extrinsic.referee`; skipped when ``referee`` is False); else
     the rules' default, edited and marked uncertain while another person is in the
     sentence."""
@@ -276,14 +282,18 @@ def _referent(
         return True, False
     decision = reader.decision(start)
     if referee and not decision.firm and third_near:
-        return default_referee().decide(text, start, start + len(key), since)
+        return (judge or default_referee()).decide(text, start, start + len(key), since)
     # Only a rule keeps a word; a default's third party is edited and marked, as the module
     # note says.
     return decision.third and not decision.uncertain, decision.uncertain
 
 
 def swap_sex(
-    text: str, to: str = "female", section: str = "note", referee: bool = True
+    text: str,
+    to: str = "female",
+    section: str = "note",
+    referee: bool = True,
+    judge: Judge | None = None,
 ) -> tuple[str, list[Edit]]:
     """Rewrite ``text`` as if the patient were of sex ``to`` ("female" or "male").
 
@@ -293,6 +303,9 @@ def swap_sex(
         section: the section's name, recorded in each edit.
         referee: ask the learned referee about pronouns after another person of the
             patient's sex (False: the referent rules alone, as before it existed).
+        judge: what answers in the referee's place (the packaged referee when None; the
+            referee's training passes the labels, :mod:`~climb_vllm.benchmarks.extrinsic.
+            write_referee`).
 
     Returns:
         The new text and the edits made, in order of their offset in ``text``.
@@ -321,12 +334,20 @@ def swap_sex(
 
     def third_party_near(at: int) -> bool:
         """Whether someone who may be of the patient's sex is named before ``at`` in its
-        sentence or anywhere in the sentence before ("Dr. Burke saw him. He ordered a CT")."""
+        sentence or anywhere in the :data:`NEAR_SENTENCES` before ("Dr. Burke saw him. He
+        ordered a CT", "The nurse found her pale. She checked her pressure. It was 80/40. She
+        called a rapid response")."""
         here = reader(at)
         if here.third_party_before(at):
             return True
         before = sentence_before(here)
-        return before is not None and before.third_party_before(here.lo)
+        for _ in range(NEAR_SENTENCES):
+            if before is None:
+                return False
+            if before.third_party_before(before.hi):
+                return True
+            before = sentence_before(before)
+        return False
 
     # Subject pronouns kept as someone else's: a sentence that opens with a pronoun after one
     # that opened with such a one may go on about that person ("The surgeon saw him. He did
@@ -417,7 +438,7 @@ def swap_sex(
             # is False and chain_start None), so the rules alone never pay for the window.
             since = chain_start(start) if near else None
             keep, uncertain = _referent(
-                text, start, key, to == "female", reader(start), referee, near, since
+                text, start, key, to == "female", reader(start), referee, near, since, judge
             )
             if keep:
                 if key in ("he", "she"):
@@ -425,13 +446,13 @@ def swap_sex(
                 continue
         edits.append(Edit(section, start, word, _match_case(word, replacement), uncertain))
     if referee:
-        edits = _one_of_two(text, edits, reader)
+        edits = _one_of_two(text, edits, reader, judge or default_referee())
     edits.sort(key=lambda e: e.offset)
     return apply_edits(text, edits), edits
 
 
 def _one_of_two(
-    text: str, edits: list[Edit], reader: Callable[[int], SentenceReader]
+    text: str, edits: list[Edit], reader: Callable[[int], SentenceReader], judge: Judge
 ) -> list[Edit]:
     """``edits`` without one of each subject and object pronoun of one clause that were both
     edited ("He will call him with the results"): a pronoun object is never its clause's
@@ -445,7 +466,6 @@ def _one_of_two(
         subject = here.clause_subject_pronoun(edit.offset)
         if subject is None or subject not in edited or {subject, edit.offset} & dropped:
             continue
-        judge = default_referee()
         p_subject = judge.third_party_probability(
             text, subject, subject + len(edited[subject].before)
         )

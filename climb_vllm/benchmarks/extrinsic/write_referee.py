@@ -1,11 +1,13 @@
 """``python -m climb_vllm.benchmarks.extrinsic.write_referee``: fine-tune the pronoun referee
 (:mod:`~climb_vllm.benchmarks.extrinsic.referee`) on labelled third-party excerpts and write
-its weights (about three minutes on 2 cores).
+its weights (about half an hour on 2 cores).
 
 Every sex pronoun of every excerpt is one example: its label is whether the labelled rewrite
 keeps it (someone else's) or changes it (the patient's). Excerpts whose pronouns do not line up
 one to one with the labelled rewrite are left out and counted. Each excerpt is also read with
-every sex word swapped (:mod:`~climb_vllm.benchmarks.extrinsic.mirror`). The encoder's top
+every sex word swapped (:mod:`~climb_vllm.benchmarks.extrinsic.mirror`), and each pronoun the
+rewrite asks about along a chain of kept pronouns once more as it is then read, from the chain's
+start (:func:`chain_examples`). The encoder's top
 :data:`~climb_vllm.benchmarks.extrinsic.referee.TUNED_LAYERS` layers and a logistic layer on
 the referee's features are trained together (AdamW, binary cross-entropy, a tenth of the steps
 warming up, then a linear decay); the settings were chosen on the tenth and eleventh sets with
@@ -27,11 +29,14 @@ import numpy as np
 from climb_vllm.benchmarks.extrinsic.encoder import Encoder, encoder_fingerprint
 from climb_vllm.benchmarks.extrinsic.mirror import mirror
 from climb_vllm.benchmarks.extrinsic.referee import (
+    BEFORE,
+    TUNED_LAYERS,
     WEIGHTS,
     Item,
     pooled,
     tokenize,
     tuned_names,
+    window,
 )
 from climb_vllm.core.errors import UserError
 from climb_vllm.resources.data import packaged
@@ -45,8 +50,16 @@ EPOCHS, LEARNING_RATE, BATCH, SEED = 4, 1e-4, 16, 0
 def examples(path: Path) -> tuple[list[tuple[str, int, int]], list[bool], int]:
     """(pronouns as (text, start, end), whether each is someone else's, excerpts left out) of
     one labelled JSON-lines file (``text``, ``expected`` per line)."""
+    items, labels, _, left_out = directed_examples(path)
+    return items, labels, left_out
+
+
+def directed_examples(path: Path) -> tuple[list[Item], list[bool], list[str], int]:
+    """:func:`examples`, with the sex each pronoun's excerpt is rewritten to (its ``to``,
+    "female" when it has none)."""
     items: list[Item] = []
     labels: list[bool] = []
+    directions: list[str] = []
     left_out = 0
     for number, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():
@@ -68,7 +81,8 @@ def examples(path: Path) -> tuple[list[tuple[str, int, int]], list[bool], int]:
         for match, want in zip(found, wanted):
             items.append((row["text"], match.start(), match.end()))
             labels.append(want.lower() == match.group(0).lower())
-    return items, labels, left_out
+            directions.append("male" if row.get("to") == "male" else "female")
+    return items, labels, directions, left_out
 
 
 def mirrored(items: Sequence[Item], labels: Sequence[bool]) -> tuple[list[Item], list[bool]]:
@@ -95,6 +109,82 @@ def mirrored(items: Sequence[Item], labels: Sequence[bool]) -> tuple[list[Item],
     return out_items, out_labels
 
 
+class _LabelsAsReferee:
+    """Stands in for the referee while :func:`chain_examples` runs the rewrite: answers with
+    the labels, and records each word asked about along a chain (with where its reading
+    starts)."""
+
+    def __init__(self) -> None:
+        self.labels: dict[tuple[str, int], bool] = {}
+        self.asked: list[tuple[str, int, int, int]] = []
+
+    def decide(
+        self, text: str, start: int, end: int, since: int | None = None
+    ) -> tuple[bool, bool]:
+        if since is not None:
+            self.asked.append((text, start, end, since))
+        return self.labels[(text, start)], False
+
+    def third_party_probability(
+        self, text: str, start: int, end: int, since: int | None = None
+    ) -> float:
+        return float(self.labels[(text, start)])
+
+
+def chain_examples(
+    items: Sequence[Item], labels: Sequence[bool], directions: Sequence[str]
+) -> tuple[list[Item], list[bool]]:
+    """The pronouns the rewrite asks about along a chain of kept pronouns, each cut to what the
+    referee then reads (from where the chain's first pronoun's reading began, not its own
+    window), with their labels: so that the referee is tuned on the readings it is asked to
+    judge. The labels stand in for the referee's answers while the rewrite runs, so a chain
+    is the one the labelled rewrite makes.
+
+    Args:
+        items: the pronouns as ``(text, start, end)``, an excerpt's pronouns in order.
+        labels: whether each is someone else's.
+        directions: the sex each pronoun's excerpt is rewritten to ("female", "male").
+    """
+    from climb_vllm.benchmarks.extrinsic import sex_rewrite
+
+    oracle = _LabelsAsReferee()
+    by_text: dict[tuple[str, str], dict[tuple[str, int], bool]] = {}
+    for (text, start, _), label, to in zip(items, labels, directions):
+        by_text.setdefault((text, to), {})[(text, start)] = label
+    out_items: list[Item] = []
+    out_labels: list[bool] = []
+    for (text, to), known in by_text.items():
+        oracle.labels, oracle.asked = known, []
+        sex_rewrite.swap_sex(text, to, judge=oracle)
+        for _, start, end, since in oracle.asked:
+            own, hi = window(text, start)
+            lo = min(own, max(since, start - BEFORE))
+            if lo < own:  # a chain read no further back than the word's own window adds nothing
+                out_items.append((text[lo:hi], start - lo, end - lo))
+                out_labels.append(known[(text, start)])
+    return out_items, out_labels
+
+
+def mirrored_directions(items: Sequence[Item], directions: Sequence[str]) -> list[str]:
+    """The direction of each example :func:`mirrored` makes from ``items`` (in its order: an
+    excerpt's direction for each of its mirror's pronouns)."""
+    by_text: dict[str, list[str]] = {}
+    for (text, _, _), to in zip(items, directions):
+        by_text.setdefault(text, []).append(to)
+    out: list[str] = []
+    for text, towards in by_text.items():
+        if len(list(PRONOUN.finditer(mirror(text)))) == len(towards):
+            out += towards
+    return out
+
+
+def _cut(item: Item) -> Item:
+    """``item`` cut to its :func:`~climb_vllm.benchmarks.extrinsic.referee.window`."""
+    text, start, end = item
+    lo, hi = window(text, start)
+    return text[lo:hi], start - lo, end - lo
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Fit on the given labelled files and write the weights; returns what was written.
 
@@ -111,16 +201,27 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         raise UserError(f"No such labelled file: {', '.join(missing)}.", "give existing files.")
     items: list[tuple[str, int, int]] = []
     labels: list[bool] = []
+    directions: list[str] = []
     counts, left_out = [], 0
     for path in args.files:
-        found, kept, skipped = examples(path)
+        found, kept, towards, skipped = directed_examples(path)
         items += found
         labels += kept
+        directions += towards
         counts.append(len(found))
         left_out += skipped
     encoder = Encoder(device="cpu")
     mirror_items, mirror_labels = mirrored(items, labels)
-    arrays = fine_tune(encoder, items + mirror_items, labels + mirror_labels)
+    # A mirror is rewritten the other way: its patient is of the other sex.
+    mirror_directions = [
+        "female" if to == "male" else "male" for to in mirrored_directions(items, directions)
+    ]
+    chain_items, chain_labels = chain_examples(
+        items + mirror_items, labels + mirror_labels, directions + mirror_directions
+    )
+    # Every example is cut to what the referee reads, then read whole.
+    read = [_cut(item) for item in items + mirror_items] + chain_items
+    arrays = fine_tune(encoder, read, labels + mirror_labels + chain_labels, whole=True)
     out = args.out or packaged(*WEIGHTS)
     out.parent.mkdir(parents=True, exist_ok=True)
     facts: dict[str, Any] = {
@@ -129,6 +230,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "third_party_pronouns": sum(labels),
         "excerpts_left_out": left_out,
         "mirrored_pronouns": len(mirror_items),
+        "chain_readings": len(chain_items),
+        "tuned_layers": TUNED_LAYERS,
         "epochs": EPOCHS,
         "learning_rate": LEARNING_RATE,
         "batch": BATCH,
@@ -145,7 +248,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 def fine_tune(
-    encoder: Encoder, items: Sequence[Item], labels: Sequence[bool], epochs: int = EPOCHS
+    encoder: Encoder,
+    items: Sequence[Item],
+    labels: Sequence[bool],
+    epochs: int = EPOCHS,
+    whole: bool = False,
 ) -> dict[str, Any]:
     """Train a copy of the encoder's top layers and a logistic layer to tell someone else's
     pronoun (label True) from the patient's; returns the arrays to store: ``delta/<name>`` per
@@ -156,6 +263,7 @@ def fine_tune(
         items: the pronouns, as ``(text, start, end)``.
         labels: whether each is someone else's.
         epochs: passes over the examples.
+        whole: each item's text is already what the referee reads (else its window is cut).
     """
     import copy
 
@@ -171,7 +279,7 @@ def fine_tune(
     head = torch.nn.Linear(2 * transformer.config.hidden_size, 1)
     trained = [p for p in transformer.parameters() if p.requires_grad] + list(head.parameters())
     optimiser = torch.optim.AdamW(trained, lr=LEARNING_RATE, weight_decay=0.01)
-    data = list(zip(tokenize(encoder.model.tokenizer, items), labels))
+    data = list(zip(tokenize(encoder.model.tokenizer, items, whole), labels))
     steps = max(1, epochs * -(-len(data) // BATCH))
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimiser, lambda s: min(1.0, (s + 1) / (0.1 * steps)) * max(0.0, (steps - s) / steps)

@@ -28,6 +28,13 @@ def _read(sentence: str) -> str:
         ("The doctor found her lungs clear.", "his"),
         ("The doctor found her glucose low.", "his"),
         ("The doctor found her confused.", "him"),
+        # A state she is laid or kept in makes her the object; so does how often she is seen,
+        # unless a thing of hers follows.
+        ("The nurse laid her flat and raised her legs.", "him"),
+        ("They kept her warm overnight.", "him"),
+        ("The psychiatrist has seen her monthly since the admission.", "him"),
+        ("The nurse says she missed her monthly injection.", "his"),
+        ("She kept her appointment.", "his"),
         # After a verb of seeing, a bare verb makes her the object.
         ("The nurse watched her feed the baby.", "him"),
         ("The doctor saw her walk in.", "him"),

@@ -21,7 +21,7 @@ from climb_vllm.benchmarks.extrinsic.referee import (
     window,
 )
 from climb_vllm.benchmarks.extrinsic.sex_rewrite import swap_sex
-from climb_vllm.benchmarks.extrinsic.write_referee import examples
+from climb_vllm.benchmarks.extrinsic.write_referee import PRONOUN, chain_examples, examples
 
 GOLDEN_DIR = Path(__file__).parents[2] / "golden" / "counterfactual"
 
@@ -101,12 +101,14 @@ def test_weights_name_the_sets_they_were_fitted_on() -> None:
     facts = describe()
     sets = facts["sets"]
     assert sets[0] == "third_parties_development.jsonl" and len(sets) == 27
-    # The set held out from the fit.
-    assert "third_parties_held_out_27.jsonl" not in sets
+    # The sets held out from the fit: the twenty-seventh chose its settings, the twenty-eighth
+    # and twenty-ninth measure it.
+    assert {f"third_parties_held_out_{k}.jsonl" for k in (27, 28, 29)}.isdisjoint(sets)
     # The counts recorded are the counts these files give now: the weights are not stale.
     assert facts["pronouns_per_set"] == [len(examples(GOLDEN_DIR / s)[0]) for s in sets]
-    # Every excerpt was read mirrored too.
+    # Every excerpt was read mirrored too, and the readings along chains were added.
     assert facts["mirrored_pronouns"] == sum(facts["pronouns_per_set"])
+    assert facts["chain_readings"] > 0 and facts["tuned_layers"] == TUNED_LAYERS
 
 
 def test_the_rewrite_asks_the_referee_only_where_no_firm_rule_decides(
@@ -140,12 +142,16 @@ def test_the_rewrite_asks_the_referee_only_where_no_firm_rule_decides(
     assert (not edited) == keep
     assert not edited or edited[0].uncertain == uncertain
     assert made.startswith("She declined the IV")
-    # A clinician named in the sentence before: the referee decides; two sentences back, not.
+    # A clinician named in the sentence before, or up to three back: the referee decides; four
+    # back, not.
     asked.clear()
     swap_sex("Dr. Burke is on call. He thinks it is a stroke.", "female")
     assert asked == ["He"]
     asked.clear()
-    swap_sex("Dr. Burke is on call. It was busy. He thinks it is a stroke.", "female")
+    swap_sex("Dr. Burke is on call. It was busy. Beds were short. He thinks so.", "female")
+    assert asked == ["He"]
+    asked.clear()
+    swap_sex("Dr. Burke is on call. It was busy. Beds were short. It rained. He thinks so.")
     assert asked == []
     # An act of care after someone named, in the sentence before or two back: a firm rule.
     for text in (
@@ -197,6 +203,32 @@ def test_a_pronoun_along_a_chain_is_read_from_who_was_named(
     whole = text[: window(text, at)[1]]
     assert p == pytest.approx(real.probabilities([(whole, at, at + 2)], whole=True)[0])
     assert p != pytest.approx(real.third_party_probability(text, at, at + 2))
+
+
+def test_training_reads_a_chain_as_the_rewrite_does() -> None:
+    # The labels stand in for the referee: "He ordered" is kept (an act of care), "He found"
+    # is kept by its label, so "He started" is read from the chain's start, as the rewrite
+    # will ask it; "He cannot" too, and it is the patient's.
+    text = (
+        "The neurologist saw him for a first seizure. It was his second. He ordered an EEG. He"
+        " found spikes. He started lamotrigine. He cannot drive."
+    )
+    items = [(text, m.start(), m.end()) for m in PRONOUN.finditer(text)]
+    labels = [False, False, True, True, True, False]
+    read, kept = chain_examples(items, labels, ["female"] * len(items))
+    starts = [item[0] for item in read]
+    # Each reading is a stretch of the text that ends with the word's sentence and starts
+    # before the word's own window.
+    for (stretch, start, end), label in zip(read, kept):
+        at = text.index(stretch)
+        assert stretch[start:end] == "He" and at < window(text, at + start)[0]
+        assert label == labels[[i for i, (_, s, _) in enumerate(items) if s == at + start][0]]
+    assert any(s.endswith("He cannot drive.") for s in starts)
+    assert any(s.endswith("He started lamotrigine.") for s in starts)
+    # Off a chain nothing is added.
+    plain = "He fell. He is sore."
+    items = [(plain, m.start(), m.end()) for m in PRONOUN.finditer(plain)]
+    assert chain_examples(items, [False, False], ["female", "female"]) == ([], [])
 
 
 def test_a_subject_and_object_of_one_clause_are_not_both_the_patients() -> None:

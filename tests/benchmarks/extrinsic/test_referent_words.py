@@ -21,6 +21,13 @@ def test_roles_and_relatives_are_apart_and_answers_are_speech() -> None:
     for role in ("cardiologist", "podiatrist", "neurosurgeon", "endoscopist", "physiotherapist"):
         assert words.is_role(role)
     assert not words.is_role("surgery") and not words.is_role("therapy")
+    # Titles by other endings, British titles, and people one is held or lives with.
+    for role in ("orthopedist", "geneticist", "sonographer", "orthodontist", "prosthetist"):
+        assert words.is_role(role)
+    assert {"gp", "registrar", "inmate", "flatmate"} <= words.ROLES
+    assert "mum" in words.KIN_FEMALE and "grandpa" in words.KIN_MALE
+    for word in ("wrist", "list", "exist", "biopsy", "ultrasonography", "hip"):
+        assert not words.is_role(word)
 
 
 def test_every_word_is_lower_case_and_single() -> None:

@@ -170,7 +170,9 @@ def test_an_act_of_care_after_someone_named_is_theirs() -> None:
         "female",
     )[0]
     assert made.endswith("He found a stone. He removed it. She went home.")
-    # Three sentences back is too far; what a patient does, or has done to them, is theirs.
+    # Three sentences back is too far for the rule; the referee is asked (someone is named
+    # within three sentences) but reads back only two, where no one is named, so the patient's.
+    # What a patient does, or has done to them, is theirs.
     made = swap_sex("Dr. Marsh called. CT done. It is clear. He recommends aspirin.", "female")[0]
     assert made.endswith("She recommends aspirin.")
     made = swap_sex("Dr. Marsh reviewed the MRI. It is clear. He walked 50 feet.", "female")[0]
@@ -324,39 +326,46 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: errors, a pronoun along a chain of kept ones read from where the chain's first was and the
 #: referee's refit on the development to twenty-sixth sets, 0.909 and 0.921 (0.686 with the
 #: rules alone), then read; the twenty-eighth, written after those changes, 0.925 (0.694 with
-#: the rules alone). The referee is tuned on the development to twenty-sixth sets, so
-#: their floors below are in-sample (that refit took the development set from 0.970 to 0.960,
-#: so its floor is 0.95); the twenty-seventh's and twenty-eighth's are not fitted on.
+#: the rules alone). Then, with roles by more title endings, "laid her flat" and "seen her
+#: monthly", the referee asked after someone named up to three sentences back, and a referee
+#: tuning all six layers, also on readings along chains (PERFORMANCE.md, "Six tuned layers"):
+#: the twenty-seventh, on which they were chosen, 0.966; the twenty-eighth and twenty-ninth
+#: (written before those changes, not read), measured once, 0.963 and 0.964 (0.699 and 0.682
+#: with the rules alone; the twenty-ninth 0.918 with the rewrite before). The referee is tuned
+#: on the development to twenty-sixth sets, so their floors are in-sample; the twenty-seventh
+#: to twenty-ninth are not fitted on. Each floor is the score less 0.004 (a word's worth of
+#: float rounding on another machine), rounded down.
 THIRD_PARTY_FLOORS = {
-    "third_parties_development.jsonl": 0.95,
-    "third_parties_held_out.jsonl": 0.96,
-    "third_parties_held_out_2.jsonl": 0.95,
-    "third_parties_held_out_3.jsonl": 0.98,
+    "third_parties_development.jsonl": 0.97,
+    "third_parties_held_out.jsonl": 0.97,
+    "third_parties_held_out_2.jsonl": 0.98,
+    "third_parties_held_out_3.jsonl": 0.99,
     "third_parties_held_out_4.jsonl": 0.99,
-    "third_parties_held_out_5.jsonl": 0.96,
-    "third_parties_held_out_6.jsonl": 0.97,
-    "third_parties_held_out_7.jsonl": 0.96,
-    "third_parties_held_out_8.jsonl": 0.94,
+    "third_parties_held_out_5.jsonl": 0.98,
+    "third_parties_held_out_6.jsonl": 0.98,
+    "third_parties_held_out_7.jsonl": 0.99,
+    "third_parties_held_out_8.jsonl": 0.96,
     "third_parties_held_out_9.jsonl": 0.97,
-    "third_parties_held_out_10.jsonl": 0.96,
-    "third_parties_held_out_11.jsonl": 0.96,
-    "third_parties_held_out_12.jsonl": 0.92,
-    "third_parties_held_out_13.jsonl": 0.92,
-    "third_parties_held_out_14.jsonl": 0.92,
-    "third_parties_held_out_15.jsonl": 0.88,
-    "third_parties_held_out_16.jsonl": 0.98,
+    "third_parties_held_out_10.jsonl": 0.97,
+    "third_parties_held_out_11.jsonl": 0.97,
+    "third_parties_held_out_12.jsonl": 0.96,
+    "third_parties_held_out_13.jsonl": 0.95,
+    "third_parties_held_out_14.jsonl": 0.97,
+    "third_parties_held_out_15.jsonl": 0.97,
+    "third_parties_held_out_16.jsonl": 0.99,
     "third_parties_held_out_17.jsonl": 0.98,
-    "third_parties_held_out_18.jsonl": 0.98,
+    "third_parties_held_out_18.jsonl": 0.99,
     "third_parties_held_out_19.jsonl": 0.98,
-    "third_parties_held_out_20.jsonl": 0.98,
-    "third_parties_held_out_21.jsonl": 0.97,
-    "third_parties_held_out_22.jsonl": 0.97,
-    "third_parties_held_out_23.jsonl": 0.97,
-    "third_parties_held_out_24.jsonl": 0.94,
-    "third_parties_held_out_25.jsonl": 0.94,
-    "third_parties_held_out_26.jsonl": 0.90,
-    "third_parties_held_out_27.jsonl": 0.91,
-    "third_parties_held_out_28.jsonl": 0.91,
+    "third_parties_held_out_20.jsonl": 0.99,
+    "third_parties_held_out_21.jsonl": 0.98,
+    "third_parties_held_out_22.jsonl": 0.98,
+    "third_parties_held_out_23.jsonl": 0.98,
+    "third_parties_held_out_24.jsonl": 0.99,
+    "third_parties_held_out_25.jsonl": 0.99,
+    "third_parties_held_out_26.jsonl": 0.98,
+    "third_parties_held_out_27.jsonl": 0.96,
+    "third_parties_held_out_28.jsonl": 0.95,
+    "third_parties_held_out_29.jsonl": 0.95,
 }
 
 
@@ -371,21 +380,21 @@ def test_third_party_excerpts_meet_their_floors(name: str) -> None:
     assert score["edit_accuracy_low"] <= score["edit_accuracy"] <= score["edit_accuracy_high"]
 
 
-#: A sentence put before every excerpt of the twenty-seventh set (not fitted on), and the edit
-#: accuracy floor then (PERFORMANCE.md, "Three tuned layers"): without a sentence before,
-#: 0.921, and 0.921, 0.918 and 0.921 with these in order; a sentence that speaks of no one is
+#: A sentence put before every excerpt of the twenty-ninth set (not fitted on), and the edit
+#: accuracy floor then (PERFORMANCE.md, "Six tuned layers"): without a sentence before,
+#: 0.964, and 0.964, 0.961 and 0.964 with these in order; a sentence that speaks of no one is
 #: not read, but one that speaks of the patient is (on the sixteenth set it once lowered 0.961
 #: to 0.947), a known weakness this test keeps in view.
 INSIDE_A_NOTE = {
-    "Seen today. ": 0.91,
-    "The patient was seen and examined. ": 0.91,
-    "Vital signs are stable and the exam is unchanged from last visit. ": 0.91,
+    "Seen today. ": 0.95,
+    "The patient was seen and examined. ": 0.95,
+    "Vital signs are stable and the exam is unchanged from last visit. ": 0.95,
 }
 
 
 @pytest.mark.parametrize("before", sorted(INSIDE_A_NOTE))
 def test_third_party_excerpts_inside_a_note(before: str) -> None:
-    name = "third_parties_held_out_27.jsonl"
+    name = "third_parties_held_out_29.jsonl"
     rows = [json.loads(line) for line in (GOLDEN_DIR / name).read_text().splitlines() if line]
     padded = [dict(r, text=before + r["text"], expected=before + r["expected"]) for r in rows]
     score = score_labelled(padded)
