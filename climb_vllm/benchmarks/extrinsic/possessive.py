@@ -183,13 +183,10 @@ def his_or_him(text: str, start: int, end: int) -> str:
         return "him"  # "saw her last week" (but "her last dose")
     if previous in _PLACING and following in _STATES:
         return "him"  # "laid her flat", "kept her warm"
-    after_next = re.match(r"[ \t]+[A-Za-z0-9/]+", text[end : end + 40])
-    if (
-        following in _HOW_OFTEN
-        and after_next
-        and next_word(text, end + after_next.end()) in (None, *_OBJECT_NEXT)
-    ):
-        return "him"  # "has seen her monthly since the admission", "sees her weekly."
+    if following in _HOW_OFTEN:
+        after = re.match(r"[ \t]+[A-Za-z0-9/]+", text[end : end + 40])
+        if after and next_word(text, end + after.end()) in (None, *_OBJECT_NEXT):
+            return "him"  # "has seen her monthly since the admission", "sees her weekly."
     if following.endswith("ly") and following not in _LY_ADJECTIVES:
         return "him"  # an adverb: "examined her carefully"
     if following.isdigit():

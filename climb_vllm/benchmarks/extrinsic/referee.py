@@ -104,6 +104,16 @@ def window(text: str, start: int) -> tuple[int, int]:
     return max(lo, start - BEFORE), min(hi, start + AFTER)
 
 
+def reading(text: str, start: int, end: int, since: int | None = None) -> Item:
+    """What the referee reads for the word at ``text[start:end]``: its :func:`window`, or from
+    ``since`` when that is earlier (at most :data:`BEFORE` characters before the word), with
+    the word's place in it."""
+    lo, hi = window(text, start)
+    if since is not None:
+        lo = min(lo, max(since, start - BEFORE))
+    return text[lo:hi], start - lo, end - lo
+
+
 def tokenize(
     tokenizer: Any, items: Sequence[Item], whole: bool = False
 ) -> list[tuple[list[int], list[int]]]:
@@ -216,10 +226,7 @@ class Referee:
         """The probability that the word at ``text[start:end]`` refers to someone other than
         the patient, read from its :func:`window`, or from ``since`` when that is earlier."""
         self.asked += 1
-        lo, hi = window(text, start)
-        if since is not None:
-            lo = min(lo, max(since, start - BEFORE))
-        key = (text[lo:hi], start - lo, end - lo)
+        key = reading(text, start, end, since)
         if key not in self._cache:
             self._cache[key] = self.probabilities([key], whole=True)[0]
         return self._cache[key]

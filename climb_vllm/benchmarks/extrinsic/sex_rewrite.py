@@ -66,7 +66,7 @@ from climb_vllm.benchmarks.extrinsic.referents import SentenceReader
 
 #: Sentences before a pronoun in which someone named makes the referee read it: three, where
 #: one (the sentence before alone) left a chain broken by a sentence of no one ("It was
-#: 80/40.") to the default (PERFORMANCE.md, "Third parties read further back").
+#: 80/40.") to the default (PERFORMANCE.md, "Six tuned layers", point 3).
 NEAR_SENTENCES = 3
 
 _MALE_TO_FEMALE = {

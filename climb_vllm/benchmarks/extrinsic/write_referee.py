@@ -1,6 +1,6 @@
 """``python -m climb_vllm.benchmarks.extrinsic.write_referee``: fine-tune the pronoun referee
 (:mod:`~climb_vllm.benchmarks.extrinsic.referee`) on labelled third-party excerpts and write
-its weights (about half an hour on 2 cores).
+its weights (about 20 minutes on 2 cores).
 
 Every sex pronoun of every excerpt is one example: its label is whether the labelled rewrite
 keeps it (someone else's) or changes it (the patient's). Excerpts whose pronouns do not line up
@@ -22,24 +22,26 @@ import random
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from climb_vllm.benchmarks.extrinsic.encoder import Encoder, encoder_fingerprint
 from climb_vllm.benchmarks.extrinsic.mirror import mirror
 from climb_vllm.benchmarks.extrinsic.referee import (
-    BEFORE,
     TUNED_LAYERS,
     WEIGHTS,
     Item,
     pooled,
+    reading,
     tokenize,
     tuned_names,
-    window,
 )
 from climb_vllm.core.errors import UserError
 from climb_vllm.resources.data import packaged
+
+#: What :func:`mirrored` carries over from each pronoun to its mirror.
+T = TypeVar("T")
 
 PRONOUN = re.compile(r"\b(?:he|him|his|himself|she|her|hers|herself)\b", re.IGNORECASE)
 #: Passes over the examples, learning rate, examples per step and the seed of the logistic
@@ -85,7 +87,7 @@ def directed_examples(path: Path) -> tuple[list[Item], list[bool], list[str], in
     return items, labels, directions, left_out
 
 
-def mirrored(items: Sequence[Item], labels: Sequence[bool]) -> tuple[list[Item], list[bool]]:
+def mirrored(items: Sequence[Item], labels: Sequence[T]) -> tuple[list[Item], list[T]]:
     """The examples of each excerpt again with every sex word swapped (:func:`~climb_vllm.
     benchmarks.extrinsic.mirror.mirror`), the labels unchanged: what the referee is tuned on
     besides the excerpts themselves. An excerpt whose mirror has another number of pronouns
@@ -93,13 +95,14 @@ def mirrored(items: Sequence[Item], labels: Sequence[bool]) -> tuple[list[Item],
 
     Args:
         items: the pronouns as ``(text, start, end)``, an excerpt's pronouns in order.
-        labels: whether each is someone else's.
+        labels: whether each is someone else's (or anything else to carry over to the mirror,
+            such as the label and the excerpt's direction).
     """
-    by_text: dict[str, list[bool]] = {}
+    by_text: dict[str, list[T]] = {}
     for (text, _, _), label in zip(items, labels):
         by_text.setdefault(text, []).append(label)
     out_items: list[Item] = []
-    out_labels: list[bool] = []
+    out_labels: list[T] = []
     for text, kept in by_text.items():
         other = mirror(text)
         found = list(PRONOUN.finditer(other))
@@ -157,32 +160,12 @@ def chain_examples(
         oracle.labels, oracle.asked = known, []
         sex_rewrite.swap_sex(text, to, judge=oracle)
         for _, start, end, since in oracle.asked:
-            own, hi = window(text, start)
-            lo = min(own, max(since, start - BEFORE))
-            if lo < own:  # a chain read no further back than the word's own window adds nothing
-                out_items.append((text[lo:hi], start - lo, end - lo))
+            chained = reading(text, start, end, since)
+            # A chain read no further back than the word's own window adds nothing.
+            if chained != reading(text, start, end):
+                out_items.append(chained)
                 out_labels.append(known[(text, start)])
     return out_items, out_labels
-
-
-def mirrored_directions(items: Sequence[Item], directions: Sequence[str]) -> list[str]:
-    """The direction of each example :func:`mirrored` makes from ``items`` (in its order: an
-    excerpt's direction for each of its mirror's pronouns)."""
-    by_text: dict[str, list[str]] = {}
-    for (text, _, _), to in zip(items, directions):
-        by_text.setdefault(text, []).append(to)
-    out: list[str] = []
-    for text, towards in by_text.items():
-        if len(list(PRONOUN.finditer(mirror(text)))) == len(towards):
-            out += towards
-    return out
-
-
-def _cut(item: Item) -> Item:
-    """``item`` cut to its :func:`~climb_vllm.benchmarks.extrinsic.referee.window`."""
-    text, start, end = item
-    lo, hi = window(text, start)
-    return text[lo:hi], start - lo, end - lo
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -211,16 +194,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         counts.append(len(found))
         left_out += skipped
     encoder = Encoder(device="cpu")
-    mirror_items, mirror_labels = mirrored(items, labels)
+    mirror_items, carried = mirrored(items, list(zip(labels, directions)))
+    mirror_labels = [label for label, _ in carried]
     # A mirror is rewritten the other way: its patient is of the other sex.
-    mirror_directions = [
-        "female" if to == "male" else "male" for to in mirrored_directions(items, directions)
-    ]
+    mirror_directions = ["female" if to == "male" else "male" for _, to in carried]
     chain_items, chain_labels = chain_examples(
         items + mirror_items, labels + mirror_labels, directions + mirror_directions
     )
     # Every example is cut to what the referee reads, then read whole.
-    read = [_cut(item) for item in items + mirror_items] + chain_items
+    read = [reading(*item) for item in items + mirror_items] + chain_items
     arrays = fine_tune(encoder, read, labels + mirror_labels + chain_labels, whole=True)
     out = args.out or packaged(*WEIGHTS)
     out.parent.mkdir(parents=True, exist_ok=True)
