@@ -75,6 +75,10 @@ def directed_examples(path: Path) -> tuple[list[Item], list[bool], list[str], in
                 f"{path}, line {number}: not a labelled excerpt.",
                 'give one JSON object per line with "text" and "expected".',
             )
+        to = row.get("to", "female")
+        if to not in ("female", "male"):
+            # Read as the other sex, its chain readings would be those of another rewrite.
+            raise UserError(f'{path}, line {number}: "to" is {to!r}.', 'give "female" or "male".')
         found = list(PRONOUN.finditer(row["text"]))
         wanted = PRONOUN.findall(row["expected"])
         if len(found) != len(wanted):
@@ -83,7 +87,7 @@ def directed_examples(path: Path) -> tuple[list[Item], list[bool], list[str], in
         for match, want in zip(found, wanted):
             items.append((row["text"], match.start(), match.end()))
             labels.append(want.lower() == match.group(0).lower())
-            directions.append("male" if row.get("to") == "male" else "female")
+            directions.append(to)
     return items, labels, directions, left_out
 
 

@@ -289,5 +289,11 @@ def test_a_bad_labelled_line_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="line 1"):
         main([str(labelled), "--out", str(out)])
     assert not out.exists()  # nothing written
+    # A direction other than the two is named, not read as one of them.
+    labelled.write_text('{"text": "He fell.", "expected": "She fell.", "to": "Female"}\n')
+    with pytest.raises(UserError, match="line 1.*'Female'") as caught:
+        main([str(labelled), "--out", str(out)])
+    assert '"female" or "male"' in str(caught.value)
+    assert not out.exists()
     with pytest.raises(UserError, match="No such labelled file"):
         main([str(tmp_path / "missing.jsonl")])
