@@ -1,8 +1,8 @@
 """What the words after a subject pronoun say about who it is: a state or an act only a
 patient has or does, an act of care, or a part a third party plays
 (:mod:`~climb_vllm.benchmarks.extrinsic.referents` applies them in order); and, read in the
-text, whether a pronoun opens an act of care after someone named
-(:mod:`~climb_vllm.benchmarks.extrinsic.sex_rewrite` applies these)."""
+text, whether a pronoun opens an act of care after someone named or a report after a
+companion (:mod:`~climb_vllm.benchmarks.extrinsic.sex_rewrite` applies these)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from climb_vllm.benchmarks.extrinsic.referent_words import (
     DETERMINERS,
     FEEL,
     HAVE,
+    KIN_FEMALE,
+    KIN_MALE,
     PARTS,
     PASSIVE_CARE,
     PATIENT_STATES,
@@ -97,11 +99,16 @@ def main_verb(rest: list[str]) -> str:
 def is_act_of_care(rest: list[str]) -> bool:
     """Whether the main verb of ``rest`` (the words after a subject pronoun) is an act of care
     ("ordered", "will examine", "had reviewed"), not in the passive ("was treated"); "added"
-    only before a determiner ("she added a second agent", not "she added that ...")."""
+    only before a determiner ("she added a second agent", not "she added that ..."), "weighed"
+    only before someone or something weighed ("he weighed the baby", not "he weighed 80 kg")."""
     verb = main_verb(rest)
     if verb in ("add", "adds", "added"):
         k = rest.index(verb)
         return k + 1 < len(rest) and rest[k + 1] in DETERMINERS - {"that", "this"}
+    if verb in ("weigh", "weighs", "weighed"):
+        # "She weighed the baby", "he weighed him", not "she weighed 50 kg" or "her baby".
+        k = rest.index(verb)
+        return k + 1 < len(rest) and rest[k + 1] in ("the", "a", "an", "him", "them")
     return verb in CARE_VERBS
 
 
@@ -126,3 +133,57 @@ def acts_after_someone(text: str, start: int, end: int) -> bool:
             break
         first, _ = sentence_bounds(text, max(0, first - 2))
     return first < lo and names_someone(text, first, lo)
+
+
+# What someone does who comes with the patient and then gives the history ("His son drove him
+# in", "She came with her wife", "His nephew translated").
+_COMPANY = frozenset(
+    "brought brings drove driven drives accompanied accompanies escorted came comes translated "
+    "translates interpreted interprets found".split()
+)
+# Who comes with a patient, beyond kin: clinicians are left out, since "He came to see Dr. Lee.
+# He says he ..." is the patient's own report.
+_COMPANIONS = (
+    KIN_MALE
+    | KIN_FEMALE
+    | frozenset(
+        "partner spouse friend roommate flatmate housemate neighbor neighbour carer caregiver "
+        "guardian fiance fiancee colleague coworker".split()
+    )
+)
+# Verbs of a report on someone else ("he says he has", "she noticed his face"); "asks" and
+# "requests" are left out, since a patient asks for himself.
+_REPORTS = frozenset(
+    "says said reports reported states stated thinks thought notes noted noticed notices "
+    "explains explained tells told mentions mentioned describes described confirms confirmed "
+    "believes believed".split()
+)
+
+
+def reports_after_companion(text: str, start: int, end: int) -> bool:
+    """Whether the subject pronoun ``text[start:end]``, opening its sentence, reports on someone
+    of its own sex ("He says he has been confused", "She noticed her face had dropped") right
+    after a sentence in which a relative or companion, not of the other sex, came with,
+    brought or found the patient ("His son drove him in."): the companion gives the history,
+    as in every such pair of the labelled excerpts."""
+    lo, hi = sentence_bounds(text, start)
+    if lo == 0 or words(text, lo, start):
+        return False
+    pronoun = text[start:end].lower()
+    same = ("he", "his", "him") if pronoun == "he" else ("she", "her")
+    rest = [w.key for w in words(text, end, hi)[:7]]
+    k = 0
+    while k < len(rest) and rest[k] in AUXILIARY:
+        k += 1
+    if k < len(rest) and rest[k] in BE and rest[k + 1 : k + 2] in (["worried"], ["concerned"]):
+        k += 1
+    elif k >= len(rest) or rest[k] not in _REPORTS:
+        return False
+    after = [w for w in rest[k + 1 : k + 4] if w != "that"][:2]
+    if not any(w in same for w in after):
+        return False
+    back, _ = sentence_bounds(text, lo - 2)
+    before = [w.key for w in words(text, back, lo)]
+    other_sex = KIN_FEMALE if pronoun == "he" else KIN_MALE
+    companion = any(w in _COMPANIONS and w not in other_sex for w in before)
+    return companion and any(w in _COMPANY for w in before)

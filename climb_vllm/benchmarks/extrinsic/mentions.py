@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 from climb_vllm.benchmarks.extrinsic.referent_words import (
     DETERMINERS,
+    KIN_FEMALE,
+    KIN_MALE,
     PREPOSITIONS,
     STRANGERS,
     is_person_word,
@@ -45,6 +47,14 @@ _PREDICATE = re.compile(
 # Someone met at a scene, brought in with an indefinite article ("by a stranger").
 _MET = re.compile(
     rf"\b(?:a|an|another)\s+(?:[a-z-]+\s+)?(?:{'|'.join(sorted(STRANGERS))})\b", re.IGNORECASE
+)
+# Someone done harm to in the passive ("He was mugged", "she got pushed over"): whoever did it
+# is then met at the scene, though not named ("The man took his wallet").
+_HARMED = re.compile(
+    r"\b(?:was|were|been|got|being)\s+(?:[a-z]+\s+)?(?:mugged|attacked|assaulted|punched|pushed|"
+    r"hit|kicked|stabbed|robbed|beaten|shoved|knocked|grabbed|bitten|raped|struck|tackled|"
+    r"threatened|slapped|strangled|choked)\b",
+    re.IGNORECASE,
 )
 _TITLE = re.compile(r"\b(Mrs|Mr|Ms|Miss)\.?\s+([A-Z][A-Za-z'’-]+|_{2,})")
 
@@ -134,8 +144,8 @@ def noun_is_third_party(text: str, start: int) -> bool:
     other man"), set beside a person named by role or kinship ("the other driver, a young
     man,"), the complement of one ("the driver was a young man"), followed by a clause whose
     subject is a pronoun ("a man he did not know"), or "the man" after one of those or, as the
-    text's first "man", after someone met at a scene ("a stranger") in its sentence or the one
-    before."""
+    text's first "man", after someone met at a scene ("a stranger") or harm done to someone
+    ("was mugged") in its sentence or the one before."""
     before = [w.lower() for w in _WORDS.findall(text[max(0, start - 40) : start])][-3:]
     if any(w in PREPOSITIONS or w in ("another", "other") for w in before):
         return True
@@ -162,11 +172,12 @@ def noun_is_third_party(text: str, start: int) -> bool:
         if any(noun_is_third_party(text, match.start()) for match in mentioned):
             return True
         if not mentioned:
-            # "punched by a stranger at a bus stop. The man ran away": the first "man" of
-            # the text, after someone met at a scene in its sentence or the one before.
+            # "punched by a stranger at a bus stop. The man ran away", "He was mugged. The
+            # man took his wallet": the first "man" of the text, after someone met at a scene
+            # or harm done to someone in its sentence or the one before.
             lo, _ = sentence_bounds(text, start)
             back, _ = sentence_bounds(text, max(0, lo - 2))
-            return _MET.search(text, back, start) is not None
+            return bool(_MET.search(text, back, start) or _HARMED.search(text, back, start))
     return False
 
 
@@ -221,3 +232,91 @@ def others_role(text: str, lo: int, start: int, male_patient: bool) -> bool:
     caregiver."), so that it names no one who may be of the patient's sex."""
     found = _ROLE_OF_PRONOUN.search(text, lo, start)
     return found is not None and (found.group(1).lower() == "she") == male_patient
+
+
+# Kin words by what the patient is to a relative named as the patient's: the relative's
+# "father" or "mother" is the patient when the relative is the patient's son or daughter.
+_RECIPROCAL = {
+    "son": ("father", "mother", "dad", "mom", "mum"),
+    "daughter": ("father", "mother", "dad", "mom", "mum"),
+    "father": ("son", "daughter"),
+    "mother": ("son", "daughter"),
+    "husband": ("wife", "husband"),
+    "wife": ("husband", "wife"),
+    "brother": ("brother", "sister"),
+    "sister": ("brother", "sister"),
+    "grandson": ("grandfather", "grandmother"),
+    "granddaughter": ("grandfather", "grandmother"),
+}
+_MALE_KIN = frozenset("son father husband brother grandson dad".split())
+# A relative named as the patient's: "the patient's son", "Mr. Quinn (son)".
+_PATIENTS_KIN = re.compile(
+    rf"(?:\bthe\s+patient's\s+|\bpt's\s+|\(\s*)({'|'.join(_RECIPROCAL)})\b", re.IGNORECASE
+)
+_KIN_AFTER_POSSESSIVE = re.compile(r"\b(his|her)\s+([a-z]+)\b", re.IGNORECASE)
+
+
+def patient_as_relatives_kin(text: str) -> list[tuple[int, int, int]]:
+    """Where a relative named as the patient's speaks of the patient as their own kin ("The
+    patient's son is at the bedside. He says his father has been confused"): ``(possessive,
+    kin, kin_end)`` offsets of each "his father" whose possessive is the relative's and whose
+    kin word is the patient, in the relative's sentence or the two after it."""
+    found: list[tuple[int, int, int]] = []
+    for named in _PATIENTS_KIN.finditer(text):
+        relative = named.group(1).lower()
+        possessive = "his" if relative in _MALE_KIN else "her"
+        _, hi = sentence_bounds(text, named.end())
+        for _ in range(2):
+            if hi < len(text):
+                hi = sentence_bounds(text, min(len(text) - 1, hi + 1))[1]
+        for match in _KIN_AFTER_POSSESSIVE.finditer(text, named.end(), hi):
+            if match.group(1).lower() == possessive:
+                if match.group(2).lower() in _RECIPROCAL[relative]:
+                    found.append((match.start(1), match.start(2), match.end(2)))
+    return found
+
+
+# People spoken of without a role: each may be someone besides the patient.
+_PEOPLE = frozenset(
+    "man woman men women gentleman lady boy girl someone somebody patient patients baby child "
+    "infant toddler".split()
+)
+_MALE_PEOPLE = KIN_MALE | frozenset("man men gentleman boy mr".split())
+_FEMALE_PEOPLE = KIN_FEMALE | frozenset("woman women lady girl mrs ms miss".split())
+_NAMED = re.compile(r"\b(Dr|Mr|Mrs|Ms|Miss)\.?\s+([A-Z][A-Za-z'’-]+)")
+_SUBJECT = {
+    True: re.compile(r"\bshe\b", re.IGNORECASE),
+    False: re.compile(r"\bhe\b", re.IGNORECASE),
+}
+
+
+def only_someone_of_the_other_sex(text: str, male_patient: bool) -> bool:
+    """Whether ``text`` names exactly one person besides the patient, not one known to be of
+    the patient's sex, and speaks of someone as "he" or "she" of the other sex: that one is of
+    the other sex, so every pronoun of the patient's sex is the patient's ("She was seen by
+    the pharmacist. He checked her warfarin dose. He found an interaction. She stopped the
+    antibiotic"). So it is in every one of the 118 labelled excerpts of 2026-12-01 where this
+    holds; two people named ("the nurse" and "Dr. Lee", who may be one) or a person unnamed
+    ("a man") make it fail.
+
+    Args:
+        text: the section's text.
+        male_patient: whether the patient is male in ``text`` (before the rewrite).
+    """
+    if not _SUBJECT[male_patient].search(text):
+        return False
+    found = words(text, 0, len(text))
+    persons: set[str] = {f"{m.group(1)} {m.group(2)}" for m in _NAMED.finditer(text)}
+    for i, word in enumerate(found):
+        key = word.key
+        if key in ("dr", "mr", "mrs", "ms", "miss"):
+            continue  # a title, counted with its name above
+        if key == "patient" and i > 0 and found[i - 1].key == "the":
+            continue  # the patient themself
+        if is_person_word(key) or key in _PEOPLE:
+            persons.add(key)
+    if len(persons) != 1:
+        return False
+    (person,) = persons
+    own_sex = _MALE_PEOPLE if male_patient else _FEMALE_PEOPLE
+    return person.split()[0].lower() not in own_sex and person not in own_sex

@@ -81,6 +81,12 @@ def names_someone(text: str, lo: int, hi: int) -> bool:
     )
 
 
+def speaks_of_someone(text: str, lo: int, hi: int) -> bool:
+    """Whether ``text[lo:hi]`` names someone or speaks of a person by a sex pronoun or as "the
+    patient" (not "It came back high.")."""
+    return bool(_MENTION.search(text, lo, hi)) or names_someone(text, lo, hi)
+
+
 def window(text: str, start: int) -> tuple[int, int]:
     """(lo, hi) of what the referee reads for the pronoun at ``start`` in ``text``: its sentence,
     from the nearest of the :data:`LOOKBACK` sentences before it that names someone, else from

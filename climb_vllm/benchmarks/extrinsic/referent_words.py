@@ -36,7 +36,7 @@ ROLES = frozenset(
     # British and American titles of doctors and staff, and people one lives or is held with.
     "gp gps registrar sho locum trainee houseman matron physio medic medics receptionist "
     "secretary clerk cleaner housekeeper responder lifeguard warden inmate inmates cellmate "
-    "prisoner flatmate housemate workmate lodger tenant opponent".split()
+    "prisoner flatmate housemate workmate lodger tenant opponent visitor".split()
 )
 
 # People met at a scene, not in care: after "a stranger", "the man" is most likely them.
@@ -71,7 +71,7 @@ ASK = frozenset("asked asks ask".split())
 SPEECH = frozenset(
     "said says say asked asks ask told tells replied replies answered answers responded "
     "responds stated states thanked thanks added adds yelled shouted whispered cried "
-    "exclaimed explained insisted".split()
+    "exclaimed explained insisted called calls screamed muttered pleaded begged".split()
 )
 # Verbs of answering: their subject is not whoever asked.
 ANSWERS = frozenset(

@@ -40,10 +40,20 @@ opening a sentence after one that opens with a pronoun kept as someone else's ("
 a CT. He found a stone"), goes to the learned referee
 (:mod:`~climb_vllm.benchmarks.extrinsic.referee`), a sentence encoder fine-tuned to read
 whose it is (``referee=False`` leaves the rules alone); along a chain of such sentences it
-reads from where the chain's first kept pronoun read, so the one named stays in view. First,
-though, a subject pronoun with no one named before it in its sentence whose verb is an act of
-care ("He recommends aspirin", "He lasered it") is the person named up to two sentences back,
-if someone is (:func:`~climb_vllm.benchmarks.extrinsic.clause_states.acts_after_someone`).
+reads from where the chain's first kept pronoun read, so the one named stays in view (a
+sentence that speaks of no one, "It came back high.", does not end a chain). First, though, a
+subject pronoun with no one named before it in its sentence whose verb is an act of care ("He
+recommends aspirin", "He lasered it") is the person named up to two sentences back, if someone
+is (:func:`~climb_vllm.benchmarks.extrinsic.clause_states.acts_after_someone`), and one that
+opens a report on someone of its sex right after a companion of its sex came with the patient
+("His son drove him in. He says he has been confused") is the companion
+(:func:`~climb_vllm.benchmarks.extrinsic.clause_states.reports_after_companion`). Where the
+text names one person besides the patient and calls someone "he" or "she" of the other sex,
+every pronoun of the patient's sex is the patient's, and none is asked
+(:func:`~climb_vllm.benchmarks.extrinsic.mentions.only_someone_of_the_other_sex`); a relative
+named as the patient's who speaks of the patient as their kin ("The patient's son ... his
+father") has the kin word changed and the possessive kept
+(:func:`~climb_vllm.benchmarks.extrinsic.mentions.patient_as_relatives_kin`).
 Last, a subject and an object pronoun of one clause that were both edited ("Fine-needle
 aspiration was done. He will call him with the results") cannot both be the patient's: a
 pronoun object is never its clause's subject, so the referee keeps the one it finds likelier
@@ -59,9 +69,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from climb_vllm.benchmarks.extrinsic import mentions, referents
-from climb_vllm.benchmarks.extrinsic.clause_states import acts_after_someone, opens_act_of_care
+from climb_vllm.benchmarks.extrinsic.clause_states import (
+    acts_after_someone,
+    opens_act_of_care,
+    reports_after_companion,
+)
 from climb_vllm.benchmarks.extrinsic.possessive import his_or_him, next_word
-from climb_vllm.benchmarks.extrinsic.referee import Judge, default_referee, window
+from climb_vllm.benchmarks.extrinsic.referee import (
+    Judge,
+    default_referee,
+    speaks_of_someone,
+    window,
+)
 from climb_vllm.benchmarks.extrinsic.referents import SentenceReader
 
 #: Sentences before a pronoun in which someone named makes the referee read it: three, where
@@ -138,6 +157,23 @@ _PARENTS = {
     "dad": "mom",
     "grandmother": "grandfather",
     "grandfather": "grandmother",
+}
+# A relative's kin word that is the patient ("the patient's son ... his father"), as the other
+# sex's.
+_KIN_SWAP = {
+    "father": "mother",
+    "mother": "father",
+    "dad": "mom",
+    "mom": "dad",
+    "mum": "dad",
+    "son": "daughter",
+    "daughter": "son",
+    "husband": "wife",
+    "wife": "husband",
+    "brother": "sister",
+    "sister": "brother",
+    "grandfather": "grandmother",
+    "grandmother": "grandfather",
 }
 _PARENT_BEFORE = re.compile(
     r"\b(?:he|she|patient|pt)\s+(?:is|was)\s+(?:a|the)\s+(?:[a-z-]+\s+)?$", re.IGNORECASE
@@ -356,11 +392,15 @@ def swap_sex(
 
     def kept_lead_before(at: int) -> int | None:
         """Where the sentence before opens with a kept subject pronoun, when ``at`` opens its
-        own sentence (else None)."""
+        own sentence (else None); a sentence before that speaks of no one is passed over."""
         here = reader(at)
         if text[here.lo : at].strip():
             return None
         before = sentence_before(here)
+        if before is not None and not speaks_of_someone(text, before.lo, before.hi):
+            # A sentence of no one between ("He ordered a rheumatoid factor. It came back high.
+            # He started methotrexate") does not end the chain.
+            before = sentence_before(before)
         if before is None:
             return None
         gap = text[before.lo : here.lo]
@@ -382,6 +422,14 @@ def swap_sex(
             first, lead = lead, kept_lead_before(lead)
         return None if first == at else window(text, first)[0]
 
+    # One other person, of the other sex: each pronoun of the patient's sex is the patient's.
+    one_other_person = mentions.only_someone_of_the_other_sex(text, to == "female")
+    for possessive, kin, kin_end in mentions.patient_as_relatives_kin(text):
+        word = text[kin:kin_end]
+        if (word.lower() in _KIN_MALE) == (to == "female"):
+            # "The patient's son ... his father": the father is the patient, "his" the son's.
+            edits.append(Edit(section, kin, word, _match_case(word, _KIN_SWAP[word.lower()])))
+            taken.update((possessive, kin))
     for match in _AGE_SEX.finditer(text):
         group = 2 if match.group(2) is not None else 4
         if match.group(group).upper() != letter and match.group(group).isupper():
@@ -425,13 +473,17 @@ def swap_sex(
             if mentions.address_is_third_party(text, start, third_speaks):
                 continue
         uncertain = False
-        if key in _PRONOUNS:
+        if key in _PRONOUNS and not one_other_person:
             near = referee and (third_party_near(start) or after_kept_lead(start))
             if key in ("he", "she") and not reader(start).third_party_before(start):
                 # An act of care goes to whoever was named, or along a chain of sentences that
                 # open with kept pronouns ("He found a polyp. He removed it"), to them.
                 chained = after_kept_lead(start) and opens_act_of_care(text, start, end)
-                if chained or acts_after_someone(text, start, end):
+                if (
+                    chained
+                    or acts_after_someone(text, start, end)
+                    or reports_after_companion(text, start, end)
+                ):
                     kept_leads.add(start)
                     continue
             # Only a pronoun the referee may be asked about reads along a chain (off one, near
@@ -445,7 +497,7 @@ def swap_sex(
                     kept_leads.add(start)
                 continue
         edits.append(Edit(section, start, word, _match_case(word, replacement), uncertain))
-    if referee:
+    if referee and not one_other_person:
         edits = _one_of_two(text, edits, reader, judge or default_referee())
     edits.sort(key=lambda e: e.offset)
     return apply_edits(text, edits), edits

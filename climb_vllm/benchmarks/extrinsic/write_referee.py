@@ -94,8 +94,9 @@ def directed_examples(path: Path) -> tuple[list[Item], list[bool], list[str], in
 def mirrored(items: Sequence[Item], labels: Sequence[T]) -> tuple[list[Item], list[T]]:
     """The examples of each excerpt again with every sex word swapped (:func:`~climb_vllm.
     benchmarks.extrinsic.mirror.mirror`), the labels unchanged: what the referee is tuned on
-    besides the excerpts themselves. An excerpt whose mirror has another number of pronouns
-    (none among the labelled sets) is not mirrored.
+    besides the excerpts themselves. An excerpt whose mirror has another number of pronouns is
+    not mirrored; so is a text that is in two files, whose pronouns are gathered as one
+    excerpt's (one stretch of the twenty-eighth and twenty-ninth sets, 8 pronouns).
 
     Args:
         items: the pronouns as ``(text, start, end)``, an excerpt's pronouns in order.

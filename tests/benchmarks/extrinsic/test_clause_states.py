@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from climb_vllm.benchmarks.extrinsic.clause_states import (
@@ -10,6 +12,7 @@ from climb_vllm.benchmarks.extrinsic.clause_states import (
     is_part,
     main_verb,
     opens_act_of_care,
+    reports_after_companion,
     state_after,
 )
 
@@ -50,6 +53,9 @@ def test_main_verb_act_of_care_and_part() -> None:
     assert is_act_of_care("added a diuretic".split())
     assert not is_act_of_care("added that she felt better".split())
     assert not is_act_of_care("was treated with".split())
+    assert is_act_of_care("weighed the baby".split()) and is_act_of_care("weighed him".split())
+    assert not is_act_of_care("weighed 50 kg".split())
+    assert not is_act_of_care("weighed her baby".split())
     assert is_part("the hcp".split()) and not is_part("tired today".split())
 
 
@@ -65,3 +71,37 @@ def test_an_act_of_care_read_in_the_text() -> None:
     alone = "Labs are back. It is clear. He recommends aspirin."
     at = alone.rindex("He")
     assert opens_act_of_care(alone, at, at + 2) and not acts_after_someone(alone, at, at + 2)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A companion of the pronoun's sex came with the patient, then reports on them.
+        ("His son drove him in. He says he has been confused.", True),
+        ("She came with her wife. She says she is short of breath.", True),
+        ("His nephew translated. He said he has had the pain for a month.", True),
+        ("His brother brought him in. He is worried about him.", True),
+        ("She was brought by her daughter-in-law. She noticed her confusion.", True),
+        ("She came with her partner. She reports that she sleeps badly.", True),
+        # A companion of the other sex cannot be "he"; nor is a clinician a companion.
+        ("His wife brought him in. He says he has had chest pain.", False),
+        ("He came to see Dr. Lee. He says he has had pain.", False),
+        # No report on someone, no companion's act, or the report not the sentence's opening.
+        ("His son drove him in. He says the pain began today.", False),
+        ("His son lives nearby. He says he has been confused.", False),
+        ("His son drove him in. Today he says he has been confused.", False),
+        ("He says he has been confused.", False),
+        ("His son drove him in. He asks if he can go home.", False),
+    ],
+)
+def test_a_report_after_a_companion(text: str, expected: bool) -> None:
+    at = _report_pronoun(text)
+    assert reports_after_companion(text, at, at + len(text[at:].split()[0])) is expected
+
+
+def _report_pronoun(text: str) -> int:
+    """Where the last sentence's first pronoun is."""
+    last = text.rindex(". ") + 2 if ". " in text else 0
+    match = re.search(r"\b(?:he|she)\b", text[last:], re.IGNORECASE)
+    assert match is not None
+    return last + match.start()

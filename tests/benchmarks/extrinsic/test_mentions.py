@@ -49,6 +49,15 @@ def test_titles_nouns_and_addresses() -> None:
     assert not mentions.noun_is_third_party(found, found.index("man"))
     far = "He was punched by a stranger. He fell. He hit his head. The man is drowsy."
     assert not mentions.noun_is_third_party(far, far.index("man"))
+    # Harm done to someone, in the passive, meets whoever did it: "the man" is them; not after
+    # no harm, or harm three sentences back.
+    for text, noun, third in [
+        ("He was mugged on the way home. The man took his wallet.", "man", True),
+        ("She got pushed over in a shop. The woman ran off.", "woman", True),
+        ("He was admitted overnight. The man is drowsy.", "man", False),
+        ("He was hit by a car. He fell. He hurt his neck. The man is drowsy.", "man", False),
+    ]:
+        assert mentions.noun_is_third_party(text, text.index(noun)) is third
     # A role said of a pronoun of the other sex names no one of the patient's sex.
     cared = "Her husband died. He had been her caregiver. She lives alone."
     at = cared.index("caregiver")
@@ -59,6 +68,40 @@ def test_titles_nouns_and_addresses() -> None:
     assert mentions.address_is_third_party("He asked the nurse, sir?", 19)
     assert not mentions.address_is_third_party("Sir, the nurse said to him.", 0)
     assert not mentions.address_is_third_party("Sir, can you hear me?", 0)
+
+
+def test_one_other_person_of_the_other_sex() -> None:
+    def one(text: str, male_patient: bool = False) -> bool:
+        return mentions.only_someone_of_the_other_sex(text, male_patient)
+
+    assert one("She saw the pharmacist. He checked her dose. She stopped it.")
+    assert one("She saw Dr. Lee. He checked her dose.")
+    assert one("'Ma'am, any allergies?' the pharmacist asked. She said no. He noted it.")
+    assert one("His wife called. She found him on the floor.", male_patient=True)
+    # No one spoken of as "he"; two people named (who may be one); a person without a role;
+    # the one named of the patient's sex; "the patient" is the patient.
+    assert not one("She saw the pharmacist. She stopped it.")
+    assert not one("She saw Dr. Lee. The doctor said he would call.")
+    assert not one("She saw the pharmacist. A man pushed her. He ran off.")
+    assert not one("She came with her sister. He checked her dose.")
+    assert one("The patient saw the pharmacist. He checked her dose.")
+
+
+def test_a_relative_named_as_the_patients_speaks_of_the_patient_as_kin() -> None:
+    def found(text: str) -> list[str]:
+        return [text[p:e] for p, _, e in mentions.patient_as_relatives_kin(text)]
+
+    assert found("The patient's son is here. He says his father is confused.") == ["his father"]
+    assert found("Mr. Quinn (son) asked that his father not be told.") == ["his father"]
+    assert found("The patient's mother stayed while she examined her daughter.") == ["her daughter"]
+    # The relative's own kin of another kind, a possessive of the other sex, or a relative not
+    # named as the patient's: nothing.
+    assert found("The patient's son is here. He says his wife is ill.") == []
+    assert found("The patient's son is here. She says her father is ill.") == []
+    assert found("His son is here. He says his father is confused.") == []
+    # Only in the relative's sentence and the two after it.
+    far = "The patient's son called. It rained. Labs are back. CT is clear. He says his father is."
+    assert found(far) == []
 
 
 def _third(reader: referents.SentenceReader, at: int) -> bool | None:
@@ -78,6 +121,10 @@ def test_sir_in_a_quote_is_addressed_by_its_speaker() -> None:
     at = nurse_speaks.index("Sir")
     reader = referents.SentenceReader(nurse_speaks, at, True, her_is_object)
     assert not mentions.address_is_third_party(nurse_speaks, at, _third(reader, at))
+    called = "He called out, 'Excuse me, sir!' The porter turned."
+    at = called.index("sir")
+    reader = referents.SentenceReader(called, at, True, her_is_object)
+    assert mentions.address_is_third_party(called, at, _third(reader, at))
     after = "'Thank you, sir,' he said to the resident."
     reader = referents.SentenceReader(after, 12, True, her_is_object)
     assert mentions.address_is_third_party(after, 12, _third(reader, 12))

@@ -21,7 +21,12 @@ from climb_vllm.benchmarks.extrinsic.referee import (
     window,
 )
 from climb_vllm.benchmarks.extrinsic.sex_rewrite import swap_sex
-from climb_vllm.benchmarks.extrinsic.write_referee import PRONOUN, chain_examples, examples
+from climb_vllm.benchmarks.extrinsic.write_referee import (
+    PRONOUN,
+    chain_examples,
+    examples,
+    mirrored,
+)
 
 GOLDEN_DIR = Path(__file__).parents[2] / "golden" / "counterfactual"
 
@@ -100,14 +105,23 @@ def test_the_window_reaches_back_to_who_is_spoken_of() -> None:
 def test_weights_name_the_sets_they_were_fitted_on() -> None:
     facts = describe()
     sets = facts["sets"]
-    assert sets[0] == "third_parties_development.jsonl" and len(sets) == 27
-    # The sets held out from the fit: the twenty-seventh chose its settings, the twenty-eighth
-    # and twenty-ninth measure it.
-    assert {f"third_parties_held_out_{k}.jsonl" for k in (27, 28, 29)}.isdisjoint(sets)
+    assert sets[0] == "third_parties_development.jsonl" and len(sets) == 30
+    # The sets held out from the fit: the thirtieth and thirty-first chose between it and the
+    # referee before it, the thirty-second measures it.
+    assert {f"third_parties_held_out_{k}.jsonl" for k in (30, 31, 32)}.isdisjoint(sets)
     # The counts recorded are the counts these files give now: the weights are not stale.
     assert facts["pronouns_per_set"] == [len(examples(GOLDEN_DIR / s)[0]) for s in sets]
-    # Every excerpt was read mirrored too, and the readings along chains were added.
-    assert facts["mirrored_pronouns"] == sum(facts["pronouns_per_set"])
+    # Every excerpt was read mirrored too (but one stretch that is in both the twenty-eighth
+    # and twenty-ninth sets, whose two copies ``mirrored`` reads as one excerpt of eight
+    # pronouns and leaves out), and the readings along chains were added.
+    items: list[tuple[str, int, int]] = []
+    labels: list[bool] = []
+    for name in sets:
+        found, kept, _ = examples(GOLDEN_DIR / name)
+        items += found
+        labels += kept
+    assert facts["mirrored_pronouns"] == len(mirrored(items, labels)[0])
+    assert sum(facts["pronouns_per_set"]) - facts["mirrored_pronouns"] == 8
     assert facts["chain_readings"] > 0 and facts["tuned_layers"] == TUNED_LAYERS
 
 
@@ -192,6 +206,21 @@ def test_a_pronoun_along_a_chain_is_read_from_who_was_named(
     # window starts there too).
     assert calls[0] == ("him for a ", None)
     assert calls[1:] == [("He found e", 0), ("He started", 0), ("He cannot ", 0)]
+    # A sentence of no one between does not end the chain; one that speaks of the patient does.
+    calls.clear()
+    swap_sex(
+        "The rheumatologist saw him. He ordered a rheumatoid factor. It came back high. He"
+        " started methotrexate.",
+        "female",
+    )
+    assert calls == [("him. He or", None), ("He started", 0)]
+    calls.clear()
+    swap_sex(
+        "The rheumatologist saw him. He ordered a rheumatoid factor. His knees hurt. Aspirin"
+        " was stopped. He started methotrexate.",
+        "female",
+    )
+    assert ("He started", 0) not in calls
     # Off a chain, the referee reads its own window.
     calls.clear()
     swap_sex("Dr. Burke is on call. He thinks it is a stroke.", "female")

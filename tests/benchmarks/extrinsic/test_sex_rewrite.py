@@ -207,11 +207,85 @@ def test_an_act_of_care_after_someone_named_is_theirs() -> None:
             "She is a 12-year-old girl. The other girl at school pushed her.",
             "He is a 12-year-old boy. The other girl at school pushed him.",
         ),
+        # Whoever did harm done to the patient is "the man"; whom the patient calls "sir" is
+        # someone else; a health visitor who weighs the baby is the health visitor.
+        (
+            "He was mugged on the way home. The man took his wallet.",
+            "She was mugged on the way home. The man took her wallet.",
+        ),
+        (
+            "He called out, 'Excuse me, sir!' The porter turned.",
+            "She called out, 'Excuse me, sir!' The porter turned.",
+        ),
+        (
+            "He was visited by the health visitor. He weighed the baby.",
+            "She was visited by the health visitor. He weighed the baby.",
+        ),
+        # A companion who came with the patient gives the history.
+        (
+            "His son drove him in. He says he has been confused since yesterday.",
+            "Her son drove her in. He says she has been confused since yesterday.",
+        ),
+        (
+            "His brother brought him in. He is worried about him.",
+            "Her brother brought her in. He is worried about her.",
+        ),
     ],
 )
 def test_people_by_role_and_what_they_do(before: str, after: str) -> None:
-    assert swap_sex(before, "male", referee=False)[0] == after
-    assert swap_sex(before, "male")[0] == after
+    to = "female" if re.match(r"(?:He|His)\b", before) else "male"
+    assert swap_sex(before, to, referee=False)[0] == after
+    assert swap_sex(before, to)[0] == after
+
+
+def test_a_relative_named_as_the_patients_speaks_of_the_patient_as_kin() -> None:
+    # Whose "He" is is the referee's to say; the kin word is the patient, its possessive the
+    # relative's, whatever it says.
+    for referee in (False, True):
+        made, edits = swap_sex(
+            "The patient's son is at the bedside. He says his father has been confused.",
+            "female",
+            referee=referee,
+        )
+        assert made.endswith("his mother has been confused.")
+        assert [e.before for e in edits if e.before != "He"] == ["father"]
+        made, _ = swap_sex(
+            "The patient's mother asked if she could stay with her daughter.", "male"
+        )
+        assert made.endswith("with her son.")
+
+
+def test_with_one_other_person_of_the_other_sex_the_patients_pronouns_are_the_patients() -> None:
+    # The pharmacist is "he", so every "she" and "her" is the patient's: the referee, which
+    # read "She stopped" as the pharmacist's, is not asked.
+    text = (
+        "She was seen by the pharmacist. He checked her warfarin dose. He found an interaction."
+        " She stopped the antibiotic."
+    )
+    asked: list[int] = []
+
+    class Asking:
+        """Records where it is asked, and keeps everything."""
+
+        def decide(
+            self, text: str, start: int, end: int, since: int | None = None
+        ) -> tuple[bool, bool]:
+            asked.append(start)
+            return True, False
+
+        def third_party_probability(
+            self, text: str, start: int, end: int, since: int | None = None
+        ) -> float:
+            asked.append(start)
+            return 1.0
+
+    made, edits = swap_sex(text, "male", judge=Asking())
+    assert made == text.replace("She", "He").replace("her", "his")
+    assert asked == [] and not any(e.uncertain for e in edits)
+    # With a second person named, or one of the patient's sex, the rules and referee read it.
+    two = "She was seen by the pharmacist and the nurse. He checked her dose. She stopped it."
+    swap_sex(two, "male", judge=Asking())
+    assert asked != []
 
 
 def test_a_default_third_party_is_edited_and_marked() -> None:
@@ -331,13 +405,19 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: tuning all six layers, also on readings along chains (PERFORMANCE.md, "Six tuned layers"):
 #: the twenty-seventh, on which they were chosen, 0.966; the twenty-eighth and twenty-ninth
 #: (written before those changes, not read), measured once, 0.963 and 0.964 (0.699 and 0.682
-#: with the rules alone; the twenty-ninth 0.918 with the rewrite before). The referee is tuned
-#: on the development to twenty-sixth sets, so their floors are in-sample; the twenty-seventh
-#: to twenty-ninth are not fitted on. Each floor is the score less 0.004 (a word's worth of
-#: float rounding on another machine), rounded down.
+#: with the rules alone; the twenty-ninth 0.918 with the rewrite before). Then, with a
+#: companion's report, harm done, a relative's kin and one other person of the other sex read
+#: by rules, chains past a sentence of no one, and the referee refit on the development to
+#: twenty-ninth sets (PERFORMANCE.md, "A companion's report and one other person"): the
+#: thirtieth (written before those changes, read after its first figure), 0.979; the
+#: thirty-first (written after the rules; it chose the refit), 0.977; the thirty-second
+#: (written after all of it and measured once), 0.974. The referee is tuned on the
+#: development to twenty-ninth sets, so their floors are in-sample; the thirtieth to
+#: thirty-second are not fitted on. Each floor is the score less 0.004 (a word's worth of float
+#: rounding on another machine), rounded down.
 THIRD_PARTY_FLOORS = {
-    "third_parties_development.jsonl": 0.97,
-    "third_parties_held_out.jsonl": 0.97,
+    "third_parties_development.jsonl": 0.99,
+    "third_parties_held_out.jsonl": 0.99,
     "third_parties_held_out_2.jsonl": 0.98,
     "third_parties_held_out_3.jsonl": 0.99,
     "third_parties_held_out_4.jsonl": 0.99,
@@ -347,7 +427,7 @@ THIRD_PARTY_FLOORS = {
     "third_parties_held_out_8.jsonl": 0.96,
     "third_parties_held_out_9.jsonl": 0.97,
     "third_parties_held_out_10.jsonl": 0.97,
-    "third_parties_held_out_11.jsonl": 0.97,
+    "third_parties_held_out_11.jsonl": 0.99,
     "third_parties_held_out_12.jsonl": 0.96,
     "third_parties_held_out_13.jsonl": 0.95,
     "third_parties_held_out_14.jsonl": 0.97,
@@ -363,9 +443,12 @@ THIRD_PARTY_FLOORS = {
     "third_parties_held_out_24.jsonl": 0.99,
     "third_parties_held_out_25.jsonl": 0.99,
     "third_parties_held_out_26.jsonl": 0.98,
-    "third_parties_held_out_27.jsonl": 0.96,
-    "third_parties_held_out_28.jsonl": 0.95,
-    "third_parties_held_out_29.jsonl": 0.95,
+    "third_parties_held_out_27.jsonl": 0.99,
+    "third_parties_held_out_28.jsonl": 0.99,
+    "third_parties_held_out_29.jsonl": 0.98,
+    "third_parties_held_out_30.jsonl": 0.97,
+    "third_parties_held_out_31.jsonl": 0.97,
+    "third_parties_held_out_32.jsonl": 0.97,
 }
 
 
@@ -380,21 +463,21 @@ def test_third_party_excerpts_meet_their_floors(name: str) -> None:
     assert score["edit_accuracy_low"] <= score["edit_accuracy"] <= score["edit_accuracy_high"]
 
 
-#: A sentence put before every excerpt of the twenty-ninth set (not fitted on), and the edit
-#: accuracy floor then (PERFORMANCE.md, "Six tuned layers"): without a sentence before,
-#: 0.964, and 0.964, 0.961 and 0.964 with these in order; a sentence that speaks of no one is
+#: A sentence put before every excerpt of the thirty-second set (not fitted on), and the edit
+#: accuracy floor then (PERFORMANCE.md, "A companion's report and one other person"): without
+#: a sentence before, 0.974, and 0.974 with each of these; a sentence that speaks of no one is
 #: not read, but one that speaks of the patient is (on the sixteenth set it once lowered 0.961
 #: to 0.947), a known weakness this test keeps in view.
 INSIDE_A_NOTE = {
-    "Seen today. ": 0.95,
-    "The patient was seen and examined. ": 0.95,
-    "Vital signs are stable and the exam is unchanged from last visit. ": 0.95,
+    "Seen today. ": 0.97,
+    "The patient was seen and examined. ": 0.97,
+    "Vital signs are stable and the exam is unchanged from last visit. ": 0.97,
 }
 
 
 @pytest.mark.parametrize("before", sorted(INSIDE_A_NOTE))
 def test_third_party_excerpts_inside_a_note(before: str) -> None:
-    name = "third_parties_held_out_29.jsonl"
+    name = "third_parties_held_out_32.jsonl"
     rows = [json.loads(line) for line in (GOLDEN_DIR / name).read_text().splitlines() if line]
     padded = [dict(r, text=before + r["text"], expected=before + r["expected"]) for r in rows]
     score = score_labelled(padded)
