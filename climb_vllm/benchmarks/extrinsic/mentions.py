@@ -248,7 +248,6 @@ _RECIPROCAL = {
     "grandson": ("grandfather", "grandmother"),
     "granddaughter": ("grandfather", "grandmother"),
 }
-_MALE_KIN = frozenset("son father husband brother grandson dad".split())
 # A relative named as the patient's: "the patient's son", "Mr. Quinn (son)".
 _PATIENTS_KIN = re.compile(
     rf"(?:\bthe\s+patient's\s+|\bpt's\s+|\(\s*)({'|'.join(_RECIPROCAL)})\b", re.IGNORECASE
@@ -264,15 +263,15 @@ def patient_as_relatives_kin(text: str) -> list[tuple[int, int, int]]:
     found: list[tuple[int, int, int]] = []
     for named in _PATIENTS_KIN.finditer(text):
         relative = named.group(1).lower()
-        possessive = "his" if relative in _MALE_KIN else "her"
+        possessive = "his" if relative in KIN_MALE else "her"
         _, hi = sentence_bounds(text, named.end())
         for _ in range(2):
             if hi < len(text):
                 hi = sentence_bounds(text, min(len(text) - 1, hi + 1))[1]
         for match in _KIN_AFTER_POSSESSIVE.finditer(text, named.end(), hi):
-            if match.group(1).lower() == possessive:
-                if match.group(2).lower() in _RECIPROCAL[relative]:
-                    found.append((match.start(1), match.start(2), match.end(2)))
+            pair = (match.group(1).lower(), match.group(2).lower())
+            if pair[0] == possessive and pair[1] in _RECIPROCAL[relative]:
+                found.append((match.start(1), match.start(2), match.end(2)))
     return found
 
 
@@ -319,4 +318,5 @@ def only_someone_of_the_other_sex(text: str, male_patient: bool) -> bool:
         return False
     (person,) = persons
     own_sex = _MALE_PEOPLE if male_patient else _FEMALE_PEOPLE
-    return person.split()[0].lower() not in own_sex and person not in own_sex
+    # A word ("pharmacist", "wife") or a title and name ("Mr Lee"), read by its first word.
+    return person.split()[0].lower() not in own_sex

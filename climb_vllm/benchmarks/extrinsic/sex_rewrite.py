@@ -161,10 +161,7 @@ _PARENTS = {
 # A relative's kin word that is the patient ("the patient's son ... his father"), as the other
 # sex's.
 _KIN_SWAP = {
-    "father": "mother",
-    "mother": "father",
-    "dad": "mom",
-    "mom": "dad",
+    **_PARENTS,
     "mum": "dad",
     "son": "daughter",
     "daughter": "son",
@@ -172,8 +169,6 @@ _KIN_SWAP = {
     "wife": "husband",
     "brother": "sister",
     "sister": "brother",
-    "grandfather": "grandmother",
-    "grandmother": "grandfather",
 }
 _PARENT_BEFORE = re.compile(
     r"\b(?:he|she|patient|pt)\s+(?:is|was)\s+(?:a|the)\s+(?:[a-z-]+\s+)?$", re.IGNORECASE
