@@ -411,9 +411,10 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: twenty-ninth sets (PERFORMANCE.md, "A companion's report and one other person"): the
 #: thirtieth (written before those changes, read after its first figure), 0.979; the
 #: thirty-first (written after the rules; it chose the refit), 0.977; the thirty-second
-#: (written after all of it and measured once), 0.974. The referee is tuned on the
+#: (written after all of it and measured once), 0.974; the thirty-third (written and committed
+#: a day later, with nothing changed, and measured once), 0.984. The referee is tuned on the
 #: development to twenty-ninth sets, so their floors are in-sample; the thirtieth to
-#: thirty-second are not fitted on. Each floor is the score less 0.004 (a word's worth of float
+#: thirty-third are not fitted on. Each floor is the score less 0.004 (a word's worth of float
 #: rounding on another machine), rounded down.
 THIRD_PARTY_FLOORS = {
     "third_parties_development.jsonl": 0.99,
@@ -449,6 +450,7 @@ THIRD_PARTY_FLOORS = {
     "third_parties_held_out_30.jsonl": 0.97,
     "third_parties_held_out_31.jsonl": 0.97,
     "third_parties_held_out_32.jsonl": 0.97,
+    "third_parties_held_out_33.jsonl": 0.98,
 }
 
 
@@ -463,21 +465,21 @@ def test_third_party_excerpts_meet_their_floors(name: str) -> None:
     assert score["edit_accuracy_low"] <= score["edit_accuracy"] <= score["edit_accuracy_high"]
 
 
-#: A sentence put before every excerpt of the thirty-second set (not fitted on), and the edit
+#: A sentence put before every excerpt of the thirty-third set (not fitted on), and the edit
 #: accuracy floor then (PERFORMANCE.md, "A companion's report and one other person"): without
-#: a sentence before, 0.974, and 0.974 with each of these; a sentence that speaks of no one is
+#: a sentence before, 0.984, and 0.984 with each of these; a sentence that speaks of no one is
 #: not read, but one that speaks of the patient is (on the sixteenth set it once lowered 0.961
 #: to 0.947), a known weakness this test keeps in view.
 INSIDE_A_NOTE = {
-    "Seen today. ": 0.97,
-    "The patient was seen and examined. ": 0.97,
-    "Vital signs are stable and the exam is unchanged from last visit. ": 0.97,
+    "Seen today. ": 0.98,
+    "The patient was seen and examined. ": 0.98,
+    "Vital signs are stable and the exam is unchanged from last visit. ": 0.98,
 }
 
 
 @pytest.mark.parametrize("before", sorted(INSIDE_A_NOTE))
 def test_third_party_excerpts_inside_a_note(before: str) -> None:
-    name = "third_parties_held_out_32.jsonl"
+    name = "third_parties_held_out_33.jsonl"
     rows = [json.loads(line) for line in (GOLDEN_DIR / name).read_text().splitlines() if line]
     padded = [dict(r, text=before + r["text"], expected=before + r["expected"]) for r in rows]
     score = score_labelled(padded)
