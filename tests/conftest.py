@@ -70,7 +70,7 @@ def ontology_2021():  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def encoder():  # type: ignore[no-untyped-def]
     """The real all-MiniLM-L6-v2 from its PyPI package."""
-    from climb_vllm.benchmarks.extrinsic.encoder import Encoder
+    from climb_vllm.resources.encoder import Encoder
 
     return Encoder(device="cpu")
 
@@ -83,7 +83,7 @@ def mapping_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def subset_index(ontology_2021, encoder, mapping_cache: Path):  # type: ignore[no-untyped-def]
     """A real embedding index over 600 sampled codes plus :data:`MAPPING_CODES`."""
-    from climb_vllm.benchmarks.extrinsic.title_index import build_or_load
+    from climb_vllm.icd_mapping.title_index import build_or_load
 
     sample = set(ontology_2021.stratified_subset(600, seed=1)) | set(MAPPING_CODES)
     codes = [c for c in ontology_2021.codes if c in sample]
@@ -92,7 +92,7 @@ def subset_index(ontology_2021, encoder, mapping_cache: Path):  # type: ignore[n
 
 @pytest.fixture(scope="session")
 def mapper(ontology_2021, subset_index, encoder):  # type: ignore[no-untyped-def]
-    from climb_vllm.benchmarks.extrinsic.icdmap import Mapper
+    from climb_vllm.icd_mapping.icdmap import Mapper
 
     return Mapper(ontology_2021, subset_index, encoder)
 

@@ -12,7 +12,8 @@ from tests.test_package import _imports, _modules
 #: interface and registry); the benchmark folders share one floor and never import each other.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("core",),  # errors, config, store, progress, statistics: imports nothing above
-    ("resources",),  # ontology, other names, first names, the packaged-data locator
+    ("resources",),  # ontology, other names, first names, the encoder, the data locator
+    ("rewrite", "icd_mapping"),  # text libraries: the sex rewrite; free text to ICD-10-CM codes
     ("models",),  # model sources, loading, demo models, adapters
     ("serving",),  # launch, state and configuration of vLLM and llama.cpp servers
     ("engines",),  # in-process and HTTP engines, strategies, capabilities

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT / "tests" / "benchmarks" / "extrinsic"))
 
 import test_sex_rewrite as scoring  # noqa: E402
 
-from climb_vllm.benchmarks.extrinsic.encoder import Encoder  # noqa: E402
-from climb_vllm.benchmarks.extrinsic.sex_rewrite import swap_sex  # noqa: E402
+from climb_vllm.resources.encoder import Encoder  # noqa: E402
+from climb_vllm.rewrite.sex_rewrite import swap_sex  # noqa: E402
 
 TRAIN = ["development", "held_out", "held_out_2", "held_out_3", "held_out_4", "held_out_5"]
 TRAIN += ["held_out_6"]

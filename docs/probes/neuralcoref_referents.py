@@ -81,7 +81,7 @@ def decide(model_dir, out_path):
 
 def score(decisions_path):
     """Print, per set, pronoun decisions right for neuralcoref and for the rules."""
-    from climb_vllm.benchmarks.extrinsic.sex_rewrite import swap_sex
+    from climb_vllm.rewrite.sex_rewrite import swap_sex
 
     with open(decisions_path) as handle:
         decisions = json.load(handle)

@@ -30,25 +30,25 @@ NAME = "extrinsic"
 
 
 def _mapping_bench(count: int, _: PerfSettings) -> dict[str, Any]:
-    from climb_vllm.benchmarks.extrinsic.perf import mapping_bench
+    from climb_vllm.icd_mapping.perf import mapping_bench
 
     return mapping_bench(count)
 
 
 def _index_build_bench(count: int, _: PerfSettings) -> dict[str, Any]:
-    from climb_vllm.benchmarks.extrinsic.perf import index_build_bench
+    from climb_vllm.icd_mapping.perf import index_build_bench
 
     return index_build_bench(count)
 
 
 def _mapping_accuracy_bench(resamples: int, _: PerfSettings) -> dict[str, Any]:
-    from climb_vllm.benchmarks.extrinsic.mapping_accuracy import mapping_accuracy_bench
+    from climb_vllm.icd_mapping.mapping_accuracy import mapping_accuracy_bench
 
     return mapping_accuracy_bench(resamples)
 
 
 def _rewrite_bench(chars: int, _: PerfSettings) -> dict[str, Any]:
-    from climb_vllm.benchmarks.extrinsic.rewrite_perf import rewrite_bench
+    from climb_vllm.rewrite.perf import rewrite_bench
 
     return rewrite_bench(chars)
 
@@ -208,7 +208,7 @@ class ExtrinsicBenchmark:
         is never resumed into with either changed."""
         from pydantic import ValidationError
 
-        from climb_vllm.benchmarks.extrinsic.run import cases_sha256, rewrite_sha256
+        from climb_vllm.benchmarks.extrinsic import run
         from climb_vllm.runner.run import invalid_option
 
         fields = dict(values)
@@ -217,8 +217,8 @@ class ExtrinsicBenchmark:
         if fields.pop("no_placebo", False):
             fields["placebo"] = False
         cases = str(fields.get("cases", ExtrinsicConfig.model_fields["cases"].default))
-        fields["cases_sha256"] = cases_sha256(cases)
-        fields["rewrite_sha256"] = rewrite_sha256()
+        fields["cases_sha256"] = run.cases_sha256(cases)
+        fields["rewrite_sha256"] = run.rewrite_sha256()
         fields.update(_budget(engine, fields))
         try:
             return ExtrinsicConfig(**engine, **fields)

@@ -20,7 +20,7 @@ class ExtrinsicConfig(EngineConfig):
         cases: "synthetic" (the packaged set) or a JSONL case file.
         cases_sha256: hash of the case file, so a changed file is never resumed into.
         rewrite_sha256: hash of the sex rewrite's code and the referee's weights
-            (:func:`~climb_vllm.benchmarks.extrinsic.run.rewrite_sha256`), so that a run is
+            (:func:`~climb_vllm.rewrite.identity.rewrite_sha256`), so that a run is
             never resumed with counterfactual notes written by another version of them.
         icd_release: the release the gold codes and the mapping use.
         limit: the first N cases of the file (None = all).
@@ -33,7 +33,7 @@ class ExtrinsicConfig(EngineConfig):
             ``generation_config`` max_length, 650) unless given.
         protocol: "default" (the project's layout and parsing) or "clibench" (CliBench's
             exactly; see :mod:`~climb_vllm.benchmarks.extrinsic.layout` and
-            :mod:`~climb_vllm.benchmarks.extrinsic.icdmap`).
+            :mod:`~climb_vllm.icd_mapping.icdmap`).
         context_tokens: the model's context length; notes are cut to fit it by CliBench's rule
             (0 = never cut; by default read from a local model folder).
         placebo: also ask the placebo variants (the noise floor).

@@ -3,7 +3,7 @@
 CLIMB's extrinsic protocol states the patient's demographics in a "Patient information" line put
 before or after the notes, and changes one attribute at a time from the case's own demographics
 (the paper's cases are male, White, "Other" insurance; a case file may mix them). A sex change
-also rewrites the notes (:func:`~climb_vllm.benchmarks.extrinsic.sex_rewrite.swap_sex`, with an
+also rewrites the notes (:func:`~climb_vllm.rewrite.sex_rewrite.swap_sex`, with an
 edit log).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from climb_vllm.benchmarks.extrinsic.sex_rewrite import Edit, swap_sex
+from climb_vllm.rewrite.sex_rewrite import Edit, swap_sex
 
 #: The paper's baseline demographics; every counterfactual changes one attribute from these.
 BASELINE = {"sex": "male", "ethnicity": "White", "insurance": "Other"}

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from climb_vllm.benchmarks.extrinsic.icdmap import METHODS
 from climb_vllm.core.resampling import interval, resample_weights, sign_flip_p
+from climb_vllm.icd_mapping.icdmap import METHODS
 from climb_vllm.resources.ontology import LEVELS
 
 if TYPE_CHECKING:

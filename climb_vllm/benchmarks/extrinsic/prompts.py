@@ -194,7 +194,7 @@ def gold_frame(
 def edit_summary(items: pl.DataFrame) -> pl.DataFrame:
     """Per counterfactual (attribute, value): prompts, edits of the notes, the edits marked
     uncertain (their referent may not be the patient: see
-    :mod:`~climb_vllm.benchmarks.extrinsic.sex_rewrite`) and their share of the edits (null
+    :mod:`~climb_vllm.rewrite.sex_rewrite`) and their share of the edits (null
     when nothing was edited). Placements and cases are summed."""
     import polars as pl
 

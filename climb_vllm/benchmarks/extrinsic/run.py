@@ -15,15 +15,16 @@ from typing import TYPE_CHECKING, Any
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.store import model_label, results_folder
 from climb_vllm.resources.data import packaged
+from climb_vllm.rewrite.identity import rewrite_sha256 as rewrite_sha256  # tests replace it here
 
 if TYPE_CHECKING:
     import polars as pl
 
     from climb_vllm.benchmarks.extrinsic.cases import Case
     from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
-    from climb_vllm.benchmarks.extrinsic.icdmap import Mapper
     from climb_vllm.benchmarks.extrinsic.prompts import Fitter
     from climb_vllm.core.store import RunStore
+    from climb_vllm.icd_mapping.icdmap import Mapper
     from climb_vllm.resources.ontology import Ontology
     from climb_vllm.runner.run import RunContext
 
@@ -40,29 +41,6 @@ def cases_sha256(source: str) -> str:
             raise UserError(f"{source} does not exist.", "pass a JSONL case file or 'synthetic'.")
         data = path.read_bytes()
     return hashlib.sha256(data).hexdigest()
-
-
-#: The modules and data that write the counterfactual notes' sex: a change to any of them
-#: changes the prompts.
-REWRITE_PARTS = (
-    "sex_rewrite.py",
-    "referents.py",
-    "referent_words.py",
-    "mentions.py",
-    "clause_states.py",
-    "referee.py",
-)
-
-
-def rewrite_sha256() -> str:
-    """The sha256 of the sex rewrite's modules and the referee's weights, in a fixed order."""
-    from climb_vllm.benchmarks.extrinsic.referee import WEIGHTS
-
-    digest = hashlib.sha256()
-    for name in REWRITE_PARTS:
-        digest.update((Path(__file__).parent / name).read_bytes())
-    digest.update(packaged(*WEIGHTS).read_bytes())
-    return digest.hexdigest()
 
 
 def load_inputs(config: ExtrinsicConfig) -> tuple[Ontology, list[Case], pl.DataFrame]:
@@ -173,9 +151,9 @@ def build_mapper(
 ) -> Mapper:
     """The mapper over every code of the release, or over ``index_limit`` sampled codes plus
     every gold code (the sample is stratified by chapter and fixed)."""
-    from climb_vllm.benchmarks.extrinsic.encoder import Encoder
-    from climb_vllm.benchmarks.extrinsic.icdmap import Mapper
-    from climb_vllm.benchmarks.extrinsic.title_index import build_or_load
+    from climb_vllm.icd_mapping.icdmap import Mapper
+    from climb_vllm.icd_mapping.title_index import build_or_load
+    from climb_vllm.resources.encoder import Encoder
 
     codes = None
     if index_limit is not None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from climb_vllm.benchmarks.extrinsic.icdmap import METHODS
 from climb_vllm.cli import main
+from climb_vllm.icd_mapping.icdmap import METHODS
 from tests.helpers import kill_after_chunks
 
 

@@ -1,0 +1,1 @@
+"""Tests of the counterfactual sex rewrite."""
