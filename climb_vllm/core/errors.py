@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class UserError(Exception):
     """A problem the user can fix; the CLI prints it as one line and exits non-zero.
@@ -16,7 +18,7 @@ class UserError(Exception):
         self.message = message
         self.fix = fix
 
-    def __reduce__(self) -> tuple[type[UserError], tuple[str, str]]:
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # Rebuilt from both parts, so that it survives the trip back from a worker process.
         return (UserError, (self.message, self.fix))
 
@@ -31,5 +33,5 @@ class NotApplicable(UserError):
         fix: what would make it run.
     """
 
-    def __reduce__(self) -> tuple[type[UserError], tuple[str, str]]:
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (NotApplicable, (self.message, self.fix))

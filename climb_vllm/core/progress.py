@@ -15,13 +15,39 @@ from typing import Any
 _BOARD: Board | None = None
 
 
-def retried(engine: Any) -> int:
-    """Requests an engine has retried or moved to another endpoint so far (0 for engines
-    without a network transport). A request that still fails after its retries stops the run,
-    so these are attempts, not lost work."""
-    transport = getattr(engine, "transport", None)
-    stats = getattr(transport, "stats", None)
-    return int(stats.retries + stats.failovers) if stats is not None else 0
+def retry_causes(engine: Any) -> dict[str, int]:
+    """Why an engine's requests were sent again so far (cause -> count; a move to another
+    endpoint counts as ``failover``); empty for engines without a network transport."""
+    stats = getattr(getattr(engine, "transport", None), "stats", None)
+    if stats is None:
+        return {}
+    causes = dict(getattr(stats, "causes", {}))
+    if stats.failovers:
+        causes["failover"] = stats.failovers
+    return causes
+
+
+class Retries:
+    """One benchmark's retries: the engine's (shared by a suite's benchmarks) since the
+    benchmark began, with their causes.
+
+    Args:
+        engine: the engine the benchmark sends its requests through.
+    """
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.start = retry_causes(engine)
+
+    def causes(self) -> dict[str, int]:
+        """Cause -> retries since the start, most frequent first."""
+        now = retry_causes(self.engine)
+        found = {k: v - self.start.get(k, 0) for k, v in now.items()}
+        return dict(sorted(((k, v) for k, v in found.items() if v > 0), key=lambda kv: -kv[1]))
+
+    def count(self) -> int:
+        """Retries since the start."""
+        return sum(self.causes().values())
 
 
 class Board:
@@ -111,8 +137,11 @@ def _row() -> dict[str, Any]:
 
 
 def _counts(info: dict[str, Any]) -> str:
-    """ "retried R, failed F": requests sent again (nothing lost) and units that failed."""
-    return f"retried {info['retried']}, failed {info['failed']}"
+    """ "retried R (HTTP 500 x9, ReadTimeout x2), failed F": requests sent again (nothing
+    lost) with their causes, and units that failed."""
+    causes = info.get("causes") or {}
+    why = " (" + ", ".join(f"{k} x{v}" for k, v in causes.items()) + ")" if causes else ""
+    return f"retried {info['retried']}{why}, failed {info['failed']}"
 
 
 def _plain(info: dict[str, Any]) -> str:
@@ -147,6 +176,12 @@ def _rich_bar() -> Any:
     )
 
 
+#: Seconds of work after which a run's length is judged from its rate, and the length (in
+#: seconds) past which a run is warned about.
+WARN_AFTER = 60.0
+LONG_RUN = 24 * 3600.0
+
+
 class Progress:
     """Counts finished units of work and shows rate and ETA.
 
@@ -157,13 +192,25 @@ class Progress:
         interval: seconds between plain lines.
     """
 
-    def __init__(self, label: str, total: int, mode: str = "rich", interval: float = 10.0) -> None:
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        mode: str = "rich",
+        interval: float = 10.0,
+        shrink: str | None = None,
+        warn_after: float = WARN_AFTER,
+    ) -> None:
         self.label = label
         self.total = total
+        self.shrink = shrink
+        self.warn_after = warn_after
+        self._warned = False
         self.mode = mode if (mode != "rich" or sys.stderr.isatty()) else "plain"
         self.interval = interval
         self.done = 0
         self.retried = 0
+        self.causes: dict[str, int] = {}
         self.failed = 0
         self._row: str | None = None
         self._skipped = 0
@@ -195,20 +242,28 @@ class Progress:
         self._skipped += n
         self.advance(n)
 
-    def advance(self, n: int, retried: int | None = None, failed: int | None = None) -> None:
+    def advance(
+        self, n: int, retried: Retries | int | None = None, failed: int | None = None
+    ) -> None:
         """Count ``n`` finished units.
 
         Args:
             n: units finished now.
-            retried: requests retried so far in the run (sent again; nothing lost), if known.
+            retried: requests retried so far by this benchmark (sent again; nothing lost):
+                its :class:`Retries`, whose causes are shown too, or a count; None: unknown.
             failed: units so far that finished without a usable result (kept and marked in
                 the records, e.g. answers without text), if known.
         """
         self.done += n
-        self.retried = self.retried if retried is None else retried
+        if isinstance(retried, Retries):
+            self.causes = retried.causes()
+            self.retried = sum(self.causes.values())
+        elif retried is not None:
+            self.retried = retried
         self.failed = self.failed if failed is None else failed
         rate = self.rate()
-        counts = {"retried": self.retried, "failed": self.failed}
+        self._warn_if_long(rate)
+        counts = {"retried": self.retried, "failed": self.failed, "causes": self.causes}
         if self._row is not None and _BOARD is not None:
             _BOARD.update(self._row, done=self.done, rate=rate, **counts)
         elif self._bar is not None:
@@ -226,6 +281,24 @@ class Progress:
                     file=sys.stderr,
                     flush=True,
                 )
+
+    def _warn_if_long(self, rate: float) -> None:
+        """Once, after ``warn_after`` seconds of work: when the rate so far puts the end more
+        than :data:`LONG_RUN` seconds away, say so, with the options that shrink the run."""
+        if self._warned or rate <= 0 or time.monotonic() - self._start < self.warn_after:
+            return
+        self._warned = True
+        left = (self.total - self.done) / rate
+        if left <= LONG_RUN:
+            return
+        hint = f" To shrink it: {self.shrink}." if self.shrink else ""
+        print(
+            f"warning: {self.label} will take about {left / 86400:,.1f} days at the rate so far "
+            f"({rate:,.2f}/s, {self.total - self.done:,} left).{hint} Finished chunks are kept: "
+            "stop it with Ctrl-C and rerun with the smaller size.",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def __exit__(
         self,

@@ -6,7 +6,7 @@ The scoring strategy is probed by the engine itself (:mod:`climb_vllm.engines.ht
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from climb_vllm.engines.transport import Transport
@@ -30,6 +30,10 @@ class Capability:
         seeds: a repeated seed gives the same sample (None: not probed, as on vLLM's CPU
             build, which crashes on seeds).
         tokenize: the tokenize endpoint's path, if any.
+        decided_by: for each capability above, the server's answer it was decided on
+            (``HTTP 200, 1 choice``; ``HTTP 404: ...``; the error of a strategy's probe). Only
+            a definite answer decides: a reset, a timeout or a 5xx is retried first, and one
+            that persists stops the run instead (:meth:`Transport.ask`).
     """
 
     url: str
@@ -43,6 +47,7 @@ class Capability:
     samples_n: bool = True
     seeds: bool | None = None
     tokenize: str | None = None
+    decided_by: dict[str, str] = field(default_factory=dict)
 
 
 def tokenize_path(transport: Transport, model: str) -> str | None:
@@ -60,11 +65,13 @@ def tokenize_path(transport: Transport, model: str) -> str | None:
 
 def answers(
     transport: Transport, endpoint: int, model: str, path: str, body: dict[str, Any]
-) -> Any:
-    """Whether a one-token request succeeds (for ``n``: how many choices came back).
+) -> tuple[Any, str]:
+    """Whether a one-token request succeeds (for ``n``: how many choices came back), and the
+    answer that decided it, in words.
 
     Args:
-        transport: the engine's transport.
+        transport: the engine's transport (it retries passing failures, so what comes back is
+            the server's definite answer).
         endpoint: index of the endpoint.
         model: the served model name.
         path: ``/v1/completions`` or ``/v1/chat/completions``.
@@ -72,9 +79,21 @@ def answers(
     """
     payload = {"model": model, "max_tokens": 1, "temperature": 0.0, **body}
     status, answer = transport.post(endpoint, path, payload)
-    if status != 200 or not isinstance(answer, dict) or not answer.get("choices"):
-        return False
-    return len(answer["choices"]) if body.get("n", 1) > 1 else True
+    if status != 200:
+        return False, f"HTTP {status}: {_said(answer)}"
+    if not isinstance(answer, dict) or not answer.get("choices"):
+        return False, "HTTP 200 without choices"
+    count = len(answer["choices"])
+    return (count if body.get("n", 1) > 1 else True), f"HTTP 200, {count} choice(s)"
+
+
+def _said(answer: Any) -> str:
+    """The start of an error body: what the server said of the request."""
+    if isinstance(answer, dict):
+        error = answer.get("error", answer)
+        message = error.get("message", error) if isinstance(error, dict) else error
+        return str(message)[:160]
+    return "no JSON body"
 
 
 def seeds_repeat(transport: Transport, endpoint: int, model: str) -> bool:

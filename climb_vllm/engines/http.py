@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from climb_vllm.core.errors import NotApplicable, UserError
@@ -45,7 +45,7 @@ from climb_vllm.engines.strategies import (
     text_jobs,
     trie_jobs,
 )
-from climb_vllm.engines.transport import RequestFailed, Transport
+from climb_vllm.engines.transport import RetriesExhausted, Transport, Unreachable
 from climb_vllm.engines.trie import Trie
 
 
@@ -201,68 +201,29 @@ class HttpEngine:
         server = "vllm" if version else "llama.cpp" if llama else "openai-compatible"
         version = version or (str(mine["server_version"]) if mine.get("server_version") else None)
         url = self.transport.urls[endpoint]
-        completions = answers(
-            self.transport,
-            endpoint,
-            self.served_model,
-            "/v1/completions",
-            {"prompt": "The", "n": 1},
+        decided: dict[str, str] = {}
+
+        def ask(name: str, path: str, body: dict[str, Any]) -> Any:
+            value, decided[name] = answers(self.transport, endpoint, self.served_model, path, body)
+            return value
+
+        completions = ask("completions", "/v1/completions", {"prompt": "The", "n": 1})
+        token_ids = ask("token_ids", "/v1/completions", {"prompt": [1, 2], "n": 1})
+        batch = ask("batch", "/v1/completions", {"prompt": ["The", "A"], "n": 1})
+        chat = ask(
+            "chat", "/v1/chat/completions", {"messages": [{"role": "user", "content": "Hi"}]}
         )
-        token_ids = answers(
-            self.transport,
-            endpoint,
-            self.served_model,
-            "/v1/completions",
-            {"prompt": [1, 2], "n": 1},
-        )
-        batch = answers(
-            self.transport,
-            endpoint,
-            self.served_model,
-            "/v1/completions",
-            {"prompt": ["The", "A"], "n": 1},
-        )
-        chat = answers(
-            self.transport,
-            endpoint,
-            self.served_model,
-            "/v1/chat/completions",
-            {"messages": [{"role": "user", "content": "Hi"}]},
-        )
-        samples = answers(
-            self.transport,
-            endpoint,
-            self.served_model,
-            "/v1/completions",
-            {"prompt": "The", "n": 2},
-        )
+        samples = ask("samples_n", "/v1/completions", {"prompt": "The", "n": 2})
         seeds = (
             seeds_repeat(self.transport, endpoint, self.served_model)
             if probe_seeds and completions
             else None
         )
-        candidates = (
-            [strategy]
-            if strategy != "auto"
-            else (
-                ["trie", "prompt_logprobs", "echo"] if server == "vllm" else ["echo", "echo_text"]
-            )
-        )
-        found = None
-        for candidate in candidates:
-            if candidate == "echo_text":
-                probe = self._text_probe()
-            else:
-                probe = ScoreRequest((1, 2, 3), ((4,), (5, 6)))
-            try:
-                self._score_on([probe], [0], candidate, probe_endpoint=endpoint)
-            except (UserError, ResponseError, RequestFailed, RuntimeError, ValueError):
-                continue
-            found = candidate
-            break
+        found = self._probe_strategy(endpoint, strategy, server, decided)
         if found is None and strategy != "auto":
             raise UserError(
-                f"{url} does not score with the {strategy} strategy.",
+                f"{url} does not score with the {strategy} strategy "
+                f"({decided.get('strategy', '')}).",
                 "leave --strategy at auto (the probe picks what the server supports).",
             )
         return Capability(
@@ -277,7 +238,44 @@ class HttpEngine:
             samples_n=samples == 2,
             seeds=seeds,
             tokenize=self.tokenize_path if endpoint == 0 else None,
+            decided_by=decided,
         )
+
+    def _probe_strategy(
+        self, endpoint: int, strategy: str, server: str, decided: dict[str, str]
+    ) -> str | None:
+        """The first scoring strategy whose tiny request the server answers with prompt
+        log-probs, or None; ``decided["strategy"]`` says what each refusal was.
+
+        A refusal is a definite answer only: a 4xx, or a body without the log-probs asked
+        for. A reset, a timeout or a 5xx is retried as in a run, and one that persists stops
+        the run (:class:`~climb_vllm.engines.transport.RetriesExhausted`) rather than turning
+        a faster strategy off.
+        """
+        candidates = (
+            [strategy]
+            if strategy != "auto"
+            else (
+                ["trie", "prompt_logprobs", "echo"] if server == "vllm" else ["echo", "echo_text"]
+            )
+        )
+        refusals = []
+        for candidate in candidates:
+            if candidate == "echo_text":
+                probe = self._text_probe()
+            else:
+                probe = ScoreRequest((1, 2, 3), ((4,), (5, 6)))
+            try:
+                self._score_on([probe], [0], candidate, probe_endpoint=endpoint)
+            except (RetriesExhausted, Unreachable):
+                raise
+            except (UserError, ResponseError, RuntimeError, ValueError) as exc:
+                refusals.append(f"{candidate}: {str(exc)[:160]}")
+                continue
+            decided["strategy"] = "; ".join([*refusals, f"{candidate}: HTTP 200, log-probs"])
+            return candidate
+        decided["strategy"] = "; ".join(refusals)
+        return None
 
     def _text_probe(self) -> ScoreRequest:
         """A scoring request made of real text (a text prompt must tokenize back to its ids)."""
@@ -383,15 +381,15 @@ class HttpEngine:
         first = [n for n, job in enumerate(jobs) if any(row == 0 for _, row in job.keys)]
         second = [n for n in range(len(jobs)) if n not in set(first)]
         waves = [first, second] if strategy == "trie" else [list(range(len(jobs)))]
-        saved = self.transport.retries
-        if probe_endpoint is not None:
-            self.transport.retries = 0
+        # A probe's unusable body is the server's answer (it ignores the field asked for), not
+        # a passing fault: it is not asked again. Resets, timeouts and 5xx are retried as ever.
+        self.transport.retry_unusable = probe_endpoint is None
         try:
             for wave in waves:
                 if wave:
                     asyncio.run(self._wave(routes, wave, check, keep))
         finally:
-            self.transport.retries = saved
+            self.transport.retry_unusable = True
         self.stats.forward_tokens += sum(
             job.sizes[0] if job.sizes else sum(len(p) for p in job.payload["prompt"])
             for job in jobs
@@ -504,15 +502,16 @@ class HttpEngine:
             wanted = routes[index][2]["n"]
             if len(texts) != wanted:
                 raise ResponseError(f"{len(texts)} completions for n={wanted}")
-            counts = tuple(len(self._encode(t)) for t in texts)
+            # Token counts come after the event loop: a server tokenizer asks the server.
             return Generation(
-                texts, reasons, counts, int(usage.get("prompt_tokens", 0)), self.sends_seeds
+                texts, reasons, (), int(usage.get("prompt_tokens", 0)), self.sends_seeds
             )
 
         def keep(index: int, generation: Any) -> None:
             parts[index] = generation
 
         asyncio.run(self.transport.run(routes, check, keep))
+        parts = [None if g is None else self._counted(g) for g in parts]
         out = []
         for i in range(len(requests)):
             mine = [g for g, owner in zip(parts, owners) if owner == i and g is not None]
@@ -526,6 +525,11 @@ class HttpEngine:
                 )
             )
         return out
+
+    def _counted(self, generation: Generation) -> Generation:
+        """``generation`` with the token count of each text (by the run's tokenizer)."""
+        counts = tuple(len(self._encode(t)) for t in generation.texts)
+        return replace(generation, completion_tokens=counts)
 
     def _decode(self, ids: Sequence[int]) -> str:
         return str(self.tokenizer.decode(list(ids), skip_special_tokens=True))
@@ -562,6 +566,8 @@ class HttpEngine:
         for endpoint in range(len(self.transport.urls)):
             try:
                 entries = self._model_entries(endpoint)
+            except (RetriesExhausted, Unreachable):
+                raise  # a flaky server must not turn the identity check off
             except UserError:
                 return None
             entry = next((e for e in entries if e.get("id") == self.served_model), {})
@@ -574,6 +580,8 @@ class HttpEngine:
         """The served model's base and source when it is a LoRA adapter (vLLM), else None."""
         try:
             entries = self._model_entries(0)
+        except (RetriesExhausted, Unreachable):
+            raise
         except UserError:
             return None
         for entry in entries:

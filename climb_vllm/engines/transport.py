@@ -15,7 +15,7 @@ import json
 import os
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from climb_vllm.core.errors import UserError
@@ -27,6 +27,10 @@ RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 #: before it stops the run (a hung server would otherwise stall it for retries x timeout).
 STALL_WARN = 60.0
 STALL_FAIL = 300.0
+#: Seconds one probe request may take (a probe's requests are tiny).
+PROBE_TIMEOUT = 60.0
+#: Refused connections in a row after which an endpoint counts as not running.
+CONNECT_TRIES = 3
 
 
 def request_timeout(payload: dict[str, Any]) -> float:
@@ -46,15 +50,73 @@ def request_timeout(payload: dict[str, Any]) -> float:
     return 120.0 + tokens / 20.0
 
 
-def _dead(url: str) -> UserError | None:
-    """ "The server died", with its log, when ``make serve`` started the server at ``url``."""
+class Unreachable(UserError):
+    """No server answers at an endpoint (connections refused): it is not started, or died."""
+
+
+def _death(url: str) -> Unreachable | None:
+    """ "The server died", with its log, when ``make serve`` started the server at ``url`` and
+    its process is gone; None otherwise."""
     from climb_vllm.serving.state import death_report
 
-    return death_report(url)
+    died = death_report(url)
+    return None if died is None else Unreachable(died.message, died.fix)
 
 
-class RequestFailed(Exception):
-    """A request that failed for a reason retrying cannot fix (a 4xx answer, say)."""
+def _unreachable(url: str, last: str) -> Unreachable:
+    """Why nothing answers at ``url``: its death (:func:`_death`), else "unreachable"."""
+    return _death(url) or Unreachable(
+        f"Endpoint {url} is unreachable ({last}).",
+        "start the server (make serve MODEL=...) or correct --endpoint.",
+    )
+
+
+class RequestFailed(UserError):
+    """A request that failed for a reason retrying cannot fix: a 4xx answer, or a body that
+    stays unusable. One line with the fix, like every other error the user sees.
+
+    Args:
+        message: the endpoint, the route and what it answered.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(
+            message,
+            "check the server's log and the request's size (--max-tokens, the model's context "
+            "length); the finished chunks are kept, and the same command resumes.",
+        )
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (RequestFailed, (self.message,))
+
+
+class RetriesExhausted(UserError):
+    """A request that still failed for a passing reason (a reset, a timeout, HTTP 408, 429 or
+    5xx) after every retry: one line naming the endpoint, the route and the last failure, and
+    the fix. The run stops; every finished chunk is kept, and the same command resumes.
+
+    Args:
+        url: the endpoint's base URL.
+        path: the route (``/v1/completions``).
+        attempts: how many times it was sent.
+        last: the last failure (``HTTP 500``, ``ReadTimeout``).
+    """
+
+    def __init__(self, url: str, path: str, attempts: int, last: str) -> None:
+        from climb_vllm.serving.state import own_server
+
+        server = own_server(url)
+        log = f" (its log: {server['log']})" if server and server.get("log") else ""
+        super().__init__(
+            f"{url}{path} failed {attempts} times in a row (last: {last}); the run stopped, "
+            "keeping every finished chunk.",
+            f"check that the server at {url} is healthy{log}, then rerun the same command to "
+            "resume; --max-retries N allows more retries for a flaky server.",
+        )
+        self.url, self.path, self.attempts, self.last = url, path, attempts, last
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (RetriesExhausted, (self.url, self.path, self.attempts, self.last))
 
 
 def api_key() -> str | None:
@@ -68,12 +130,22 @@ def api_key() -> str | None:
 
 @dataclass
 class TransportStats:
-    """Counters for the benchmark and the manifest."""
+    """Counters for the benchmark and the manifest.
+
+    Attributes:
+        requests: answers received.
+        retries: requests sent again.
+        response_bytes: bytes of the answers.
+        failovers: requests moved to another endpoint.
+        causes: why requests were sent again: ``HTTP 500``, ``ReadTimeout``, ``unusable
+            response`` ... -> how many times.
+    """
 
     requests: int = 0
     retries: int = 0
     response_bytes: int = 0
     failovers: int = 0
+    causes: dict[str, int] = field(default_factory=dict)
 
 
 class Transport:
@@ -117,6 +189,9 @@ class Transport:
         self.stall_warn = stall_warn
         self.stall_fail = stall_fail
         self.dead: set[int] = set()
+        #: Whether a body the parser rejects is asked for again (a probe sets False: the same
+        #: request gives the same answer, and that answer is definite).
+        self.retry_unusable = True
         self.stats = TransportStats()
         key = api_key()
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -135,37 +210,99 @@ class Transport:
         )
 
     def get(self, endpoint: int, path: str) -> tuple[int, str]:
-        """One synchronous GET (probing); returns (status, text) or raises UserError."""
-        import httpx
-
-        url = self.urls[endpoint] + path
-        try:
-            response = httpx.get(url, timeout=30.0, headers=self._headers)
-        except httpx.HTTPError as exc:
-            raise _dead(self.urls[endpoint]) or UserError(
-                f"Endpoint {self.urls[endpoint]} is unreachable ({type(exc).__name__}).",
-                "start the server (make serve MODEL=...) or correct --endpoint.",
-            ) from exc
-        return response.status_code, response.text
+        """One GET of a probe, with the run's retries; returns (status, text) of the first
+        definite answer (see :meth:`ask`)."""
+        status, content = self.ask(endpoint, "GET", path, None)
+        return status, content.decode("utf-8", errors="replace")
 
     def post(self, endpoint: int, path: str, payload: dict[str, Any]) -> tuple[int, Any]:
-        """One synchronous POST (probing); returns (status, parsed JSON or None) or raises
-        UserError when the endpoint is unreachable."""
-        import httpx
-
-        url = self.urls[endpoint] + path
+        """One POST of a probe, with the run's retries; returns (status, parsed JSON or None)
+        of the first definite answer (see :meth:`ask`)."""
+        status, content = self.ask(endpoint, "POST", path, payload)
         try:
-            response = httpx.post(url, json=payload, timeout=120.0, headers=self._headers)
-        except httpx.HTTPError as exc:
-            raise _dead(self.urls[endpoint]) or UserError(
-                f"Endpoint {self.urls[endpoint]} is unreachable ({type(exc).__name__}).",
-                "start the server (make serve MODEL=...) or correct --endpoint.",
-            ) from exc
-        try:
-            body = response.json()
+            body = json.loads(content)
         except ValueError:
             body = None
-        return response.status_code, body
+        return status, body
+
+    def ask(
+        self, endpoint: int, method: str, path: str, payload: dict[str, Any] | None
+    ) -> tuple[int, bytes]:
+        """One request outside a batch of work (a probe), through the same clients, hook and
+        retries as the run's own requests: a reset, a timeout, HTTP 408, 429 or 5xx is retried
+        with backoff, so only a definite answer (2xx, or a 4xx that refuses the request) comes
+        back and decides a capability.
+
+        Args:
+            endpoint: index of the endpoint.
+            method: "GET" or "POST".
+            path: the route (``/v1/models``).
+            payload: the JSON body of a POST.
+
+        Raises:
+            UserError: the endpoint refuses connections (it is not running), or the request
+                still failed after every retry (:class:`RetriesExhausted`).
+        """
+        return self.ask_each(endpoint, method, path, [payload])[0]
+
+    def ask_each(
+        self,
+        endpoint: int,
+        method: str,
+        path: str,
+        payloads: Sequence[dict[str, Any] | None],
+    ) -> list[tuple[int, bytes]]:
+        """:meth:`ask` for each payload in turn, over one connection (the server tokenizer's
+        texts); the arguments and errors as there."""
+
+        async def each() -> list[tuple[int, bytes]]:
+            async with self._client() as client:
+                return [await self._ask(client, endpoint, method, path, p) for p in payloads]
+
+        return asyncio.run(each())
+
+    async def _ask(
+        self,
+        client: Any,
+        endpoint: int,
+        method: str,
+        path: str,
+        payload: dict[str, Any] | None,
+    ) -> tuple[int, bytes]:
+        import httpx
+
+        url = self.urls[endpoint]
+        last, refused = "", 0
+        for attempt in range(self.retries + 1):
+            if attempt:
+                await self._pause(attempt, last)
+            try:
+                response = await client.request(
+                    method, url + path, json=payload, timeout=PROBE_TIMEOUT
+                )
+            except httpx.TransportError as exc:  # refused, reset, timed out
+                last = type(exc).__name__
+                # Nothing listens (the server is not started or died): said at once after a
+                # few refusals, not after the whole backoff.
+                refused += isinstance(exc, httpx.ConnectError)
+                if refused >= CONNECT_TRIES:
+                    raise _unreachable(url, last) from exc
+                continue
+            self.stats.requests += 1
+            if response.status_code in RETRY_STATUS:
+                last = f"HTTP {response.status_code}"
+                continue
+            return response.status_code, response.content
+        raise RetriesExhausted(url, path, self.retries + 1, last)
+
+    async def _pause(self, attempt: int, cause: str) -> None:
+        """The backoff before retry ``attempt`` (1, 2, ...): exponential, with jitter; the
+        retry is counted under ``cause`` (the last failure, its detail left out)."""
+        self.stats.retries += 1
+        cause = cause.split(" (")[0] or "unknown"
+        self.stats.causes[cause] = self.stats.causes.get(cause, 0) + 1
+        delay = self.backoff * 2 ** (attempt - 1)
+        await asyncio.sleep(delay * (0.5 + random.random()))
 
     async def _post(
         self,
@@ -178,26 +315,24 @@ class Transport:
         """POST with retries; ``check`` parses the body and raises to ask for a retry."""
         import httpx
 
-        last = ""
+        last, transient = "", True
         for attempt in range(self.retries + 1):
             if attempt:
-                self.stats.retries += 1
-                delay = self.backoff * 2 ** (attempt - 1)
-                await asyncio.sleep(delay * (0.5 + random.random()))
+                await self._pause(attempt, last)
             try:
                 limit = self.timeout or request_timeout(payload)
                 response = await client.post(
                     self.urls[endpoint] + path, json=payload, timeout=limit
                 )
             except httpx.TransportError as exc:  # connect errors, resets, timeouts
-                last = f"{type(exc).__name__}"
+                last, transient = f"{type(exc).__name__}", True
                 if isinstance(exc, httpx.ConnectError) and attempt >= 2:
                     raise EndpointDown(endpoint, last) from exc
                 continue
             self.stats.requests += 1
             self.stats.response_bytes += len(response.content)
             if response.status_code in RETRY_STATUS:
-                last = f"HTTP {response.status_code}"
+                last, transient = f"HTTP {response.status_code}", True
                 continue
             if response.status_code >= 400:
                 raise RequestFailed(
@@ -207,8 +342,12 @@ class Transport:
             try:
                 return check(json.loads(response.content))
             except ValueError as exc:  # invalid JSON or a parser's ResponseError
-                last = f"unusable response ({exc})"
+                last, transient = f"unusable response ({exc})", False
+                if not self.retry_unusable:
+                    raise RequestFailed(f"{self.urls[endpoint]}{path} gave an {last}") from exc
                 continue
+        if transient:
+            raise RetriesExhausted(self.urls[endpoint], path, self.retries + 1, last)
         raise RequestFailed(
             f"{self.urls[endpoint]}{path} failed {self.retries + 1} times (last: {last})"
         )
@@ -357,10 +496,10 @@ class Transport:
         alive = [i for i in range(len(self.urls)) if i not in self.dead]
         if not alive:
             for url in self.urls:
-                died = _dead(url)
+                died = _death(url)
                 if died is not None:
                     raise died
-            raise UserError(
+            raise Unreachable(
                 f"No endpoint is reachable ({', '.join(self.urls)}).",
                 "start the server(s) with make serve, or correct --endpoint; rerun to resume.",
             )

@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from climb_vllm.core.progress import Progress, retried
+from climb_vllm.core.progress import Progress, Retries
 from climb_vllm.core.store import RunStore
 from climb_vllm.engines.base import Engine, GenerateRequest, Generation
 
@@ -134,10 +134,15 @@ def run_generation(
     size = config.chunk_size
     chunks = [(i // size, range(i, min(i + size, len(ids)))) for i in range(0, len(ids), size)]
     done = store.finished_chunks(config.benchmark)
-    with Progress(f"{config.benchmark} items", len(ids), config.display) as progress:
+    shrink = (
+        f"--limit N asks a sample of N items (in eval all: --limit-{config.benchmark} N), "
+        "--max-tokens caps each answer"
+    )
+    with Progress(f"{config.benchmark} items", len(ids), config.display, shrink=shrink) as progress:
         progress.skip(sum(len(rows) for index, rows in chunks if index in done))
         generated = 0
         non_text = 0
+        retries = Retries(engine)  # this benchmark's, though a suite shares the engine
         for index, rows in chunks:
             if index in done:
                 continue
@@ -152,7 +157,9 @@ def run_generation(
             non_text += sum(
                 reason == "non-text" for g in generations for reason in g.finish_reasons
             )
-            progress.advance(len(rows), retried(engine), non_text)
+            progress.advance(len(rows), retries, non_text)
             generated += 1
-    store.annotate(config.benchmark, chunks=len(chunks), items=len(ids))
+    store.annotate(
+        config.benchmark, chunks=len(chunks), items=len(ids), retries_this_session=retries.causes()
+    )
     return generated

@@ -70,11 +70,25 @@ def engine_settings(options: EngineOptions) -> dict[str, Any]:
 
 
 def invalid_option(exc: ValidationError, benchmark: str) -> UserError:
-    """The user-facing error for a pydantic validation error of a run configuration."""
+    """The user-facing error for a pydantic validation error of a run configuration: the
+    option as the user typed it (a field ``top_k`` is the flag ``--top-k``), its value, the
+    bound it broke and a value that works."""
     first = exc.errors()[0]
+    field = ".".join(str(p) for p in first["loc"])
+    flag = "--" + field.replace("_", "-")
+    given = first.get("input")
+    bounds = first.get("ctx") or {}
+    message = str(first["msg"])
+    message = message[0].lower() + message[1:] if message else message
+    if "ge" in bounds or "gt" in bounds:
+        fix = f"use {flag} {bounds.get('ge', bounds.get('gt'))} or more"
+    elif "le" in bounds or "lt" in bounds:
+        fix = f"use {flag} {bounds.get('le', bounds.get('lt'))} or less"
+    else:
+        fix = "use an allowed value"
     return UserError(
-        f"Invalid option {'.'.join(str(p) for p in first['loc'])}: {first['msg']}.",
-        f"see 'climb-vllm eval {benchmark} --help' for the allowed values.",
+        f"{flag} {given}: {message} ({benchmark}).",
+        f"{fix} (see 'climb-vllm eval {benchmark} --help').",
     )
 
 
@@ -142,6 +156,45 @@ def probe_served_model(config: Config, label: str | None) -> tuple[Engine | None
     return engine, config
 
 
+def _existing_ancestor(path: Path) -> Path:
+    """The nearest of ``path`` and its parents that exists now."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path(path.anchor or ".")
+
+
+def _remove_empty(path: Path, keep: Path) -> None:
+    """Remove ``path`` and its parents below ``keep`` while they are empty."""
+    for folder in (path, *path.parents):
+        if folder == keep or keep not in folder.parents:
+            return
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (or not ours to remove): stop here
+            return
+
+
+def _identity_facts(engine: Engine) -> dict[str, Any]:
+    """The engine's facts for the manifest, with the canary, how far it moves by itself (its
+    spread over a repeat and another batch composition) and the resume tolerance that follows;
+    endpoints that disagree are refused here."""
+    from climb_vllm.engines.identity import (
+        canary,
+        canary_spread,
+        check_replicas_agree,
+        tolerance,
+    )
+
+    facts = engine.describe()
+    values = canary(engine)
+    spread = canary_spread(engine, values) if values is not None else None
+    facts |= {"canary": values, "canary_spread": spread}
+    facts["canary_tolerance"] = tolerance(facts.get("dtype"), spread)
+    check_replicas_agree(facts)
+    return facts
+
+
 def open_run(
     config: Config, context: RunContext, benchmark: str, *, scores: bool = False, **facts: Any
 ) -> tuple[RunStore, Engine, Config]:
@@ -179,11 +232,17 @@ def open_run(
     if config.adapter:
         label += "+" + (Path(config.adapter).name or config.adapter)
     run_dir = context.out or default_run_dir(label, context.run_id)
+    existed = _existing_ancestor(run_dir)
     store = RunStore(run_dir)
-    # A start that fails (a typo in the tokenizer, a missing model) must leave nothing that
-    # refuses the corrected command: check the directory first, open the engine, then claim.
+    # A start that fails (a typo in the tokenizer, a missing model) must leave nothing behind,
+    # and nothing that refuses the corrected command: check the directory first, open the
+    # engine, then claim; the folders made for a run that never opened are removed.
     store.check_claim(benchmark, config.hashed_fields(), config.config_hash())
-    engine = engine or open_engine(config)
+    try:
+        engine = engine or open_engine(config)
+    except BaseException:
+        _remove_empty(run_dir, existed)
+        raise
     if scores:
         reason = getattr(engine, "cannot_score", lambda: None)()
         if reason is not None:
@@ -194,12 +253,20 @@ def open_run(
                 "serve the model with vLLM (make serve MODEL=...) or llama.cpp's server "
                 "(make serve MODEL=... SERVER=llamacpp), or run it in process (--engine local).",
             )
-    from climb_vllm.engines.identity import canary, check_replicas_agree, check_same_model
-
-    facts_now = engine.describe() | {"canary": canary(engine)}
-    check_replicas_agree(facts_now)
+    facts_now = _identity_facts(engine)
     if store.check_claim(benchmark, config.hashed_fields(), config.config_hash()):
-        check_same_model(store.section(benchmark).engine, facts_now, run_dir, benchmark)
+        from climb_vllm.engines.identity import check_same_model, tolerance
+
+        previous = store.section(benchmark).engine
+        check_same_model(previous, facts_now, run_dir, benchmark)
+        # The first start's canary stays the reference (small drifts must not add up over
+        # many resumes), with the largest spread seen.
+        if previous.get("canary") is not None:
+            facts_now["canary"] = previous["canary"]
+        spreads = [f.get("canary_spread") for f in (previous, facts_now)]
+        known = [v for v in spreads if v is not None]
+        facts_now["canary_spread"] = max(known) if known else None
+        facts_now["canary_tolerance"] = tolerance(facts_now.get("dtype"), max(known, default=None))
     resumed = store.claim(benchmark, config.hashed_fields(), config.config_hash())
     if shared is not None:
         shared.engines[key] = (engine, {"served_model": config.served_model, "model": config.model})

@@ -37,8 +37,10 @@ from climb_vllm.serving.config import (
 from climb_vllm.serving.state import (
     STATUS_WRAPPER,
     alive,
+    group_of,
     reap,
     recorded,
+    server_pid,
     state_file,
     stop,
     write_state,
@@ -298,7 +300,7 @@ def serve(
         # Every recorded server has exited (killed, crashed): the file only describes the past,
         # but what the servers started may live on in their process groups.
         for gone in recorded(state):
-            reap(int(str(gone["pid"])))
+            reap(group_of(gone))
         state.unlink(missing_ok=True)
     folder = folder or server_dir()
     specs = plan_servers(models, port, gpus or [], tp, folder, server)
@@ -330,12 +332,16 @@ def serve(
                     argv, stdout=handle, stderr=subprocess.STDOUT, env=env, start_new_session=True
                 )
             url = f"http://{host}:{spec.port}"
+            # The server's own pid is recorded (kill of it stops the server); the shell's is
+            # the process group that make stop ends.
+            pid = server_pid(log, process.pid)
             # vLLM's CPU build crashes on a per-request seed whose prompt is prefilled in
             # chunks ("CPU Generator does not use offset"), so clients must not send seeds.
             started.append(
                 {
                     "url": url,
-                    "pid": process.pid,
+                    "pid": pid,
+                    "group": process.pid,
                     "model": spec.model,
                     "served_model": spec.served_name,
                     "gpus": spec.gpus,

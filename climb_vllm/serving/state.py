@@ -25,8 +25,40 @@ def state_file() -> Path:
     return Path(os.environ.get(STATE_VARIABLE) or Path("outputs") / "serve" / "endpoints.json")
 
 
-STATUS_WRAPPER = '"$@"; status=$?; echo "climb-vllm: the server exited with status $status"'
+#: The shell around a server: it starts the server, writes the server's own pid to the log
+#: (recorded as the server's, so that ``kill`` of the recorded pid stops the server), waits for
+#: it and writes its exit status, so that a death is told by its cause (SIGKILL is what the
+#: kernel's OOM killer sends). The shell leads the process group that ``make stop`` ends.
+STATUS_WRAPPER = (
+    '"$@" & server=$!; echo "climb-vllm: the server\'s pid is $server"; wait $server; '
+    'status=$?; echo "climb-vllm: the server exited with status $status"'
+)
 STATUS_LINE = "climb-vllm: the server exited with status "
+PID_LINE = "climb-vllm: the server's pid is "
+
+
+def server_pid(log: Path, shell: int, timeout: float = 10.0) -> int:
+    """The pid of the server that the wrapper shell ``shell`` started, read from its log
+    (the shell writes it before anything else). The shell's own pid when the line does not
+    come within ``timeout`` seconds (the shell died at once: its status line says why)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            for line in log.read_text(errors="replace").splitlines():
+                if line.startswith(PID_LINE):
+                    return int(line[len(PID_LINE) :].strip())
+        except OSError:
+            pass
+        if not alive(shell):
+            break
+        time.sleep(0.02)
+    return shell
+
+
+def group_of(server: dict[str, object]) -> int:
+    """The process group of a recorded server (its wrapper shell's pid); files written
+    before the group was recorded hold the shell's pid as ``pid``."""
+    return int(str(server.get("group", server["pid"])))
 
 
 def recorded(state: Path) -> list[dict[str, object]]:
@@ -111,7 +143,7 @@ def death_report(url: str, state: Path | None = None, lines: int = 3) -> UserErr
     except OSError:
         tail = []
     cause = exit_cause(tail)
-    tail = [line for line in tail if not line.startswith(STATUS_LINE)]
+    tail = [line for line in tail if not line.startswith((STATUS_LINE, PID_LINE))]
     # Errors the server answered and lived on (a rejected request) are not why it died: only
     # the lines after its last successful answer are read for them.
     answered = [n for n, line in enumerate(tail) if '" 200 OK' in line]
@@ -132,9 +164,11 @@ def death_report(url: str, state: Path | None = None, lines: int = 3) -> UserErr
 
 
 def stop(state: Path | None = None, grace: float = 20.0) -> list[str]:
-    """Stop every server in the endpoints file (TERM, then KILL).
+    """Stop every server in the endpoints file (TERM to its process group, then KILL).
 
-    Returns one line per server: stopped, or had already exited (with its log's path).
+    Returns one line per server, saying truthfully what happened: stopped; or had already
+    exited (how, from its log), with what was left of its process group (vLLM's engine
+    processes outlive a killed API server) ended too.
     """
     state = state or state_file()
     if not state.is_file():
@@ -143,24 +177,29 @@ def stop(state: Path | None = None, grace: float = 20.0) -> list[str]:
     lines = []
     running = []
     for server in servers:
-        pid = int(server["pid"])
+        pid, group = int(server["pid"]), group_of(server)
         if not alive(pid):
-            reap(pid)
-            lines.append(f"{server['url']} had already exited (its log: {server.get('log')})")
+            left = members(group)
+            reap(group)
+            how = _exit_words(Path(str(server.get("log"))))
+            rest = f"; ended {len(left)} process(es) it left behind" if left else ""
+            lines.append(
+                f"{server['url']} had already exited{how} (its log: {server.get('log')}){rest}"
+            )
             continue
         running.append(server)
         try:
-            os.killpg(pid, signal.SIGTERM)
+            os.killpg(group, signal.SIGTERM)
         except ProcessLookupError:
             pass
     deadline = time.monotonic() + grace
     for server in running:
-        pid = int(server["pid"])
+        pid, group = int(server["pid"]), group_of(server)
         while time.monotonic() < deadline and alive(pid):
             time.sleep(0.2)
-        if alive(pid):
+        if alive(pid) or members(group):
             try:
-                os.killpg(pid, signal.SIGKILL)
+                os.killpg(group, signal.SIGKILL)
             except ProcessLookupError:
                 pass
         lines.append(f"{server['url']} stopped")
@@ -168,10 +207,34 @@ def stop(state: Path | None = None, grace: float = 20.0) -> list[str]:
     return lines
 
 
+def _exit_words(log: Path) -> str:
+    """ " (killed by SIGKILL)" or " (exited with status 1)" from a server's log, or ""."""
+    try:
+        cause = exit_cause(log.read_text(errors="replace").splitlines())
+    except OSError:
+        cause = None
+    return f" ({cause})" if cause else ""
+
+
+def members(group: int) -> list[int]:
+    """The live processes (zombies left out) of process group ``group``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and int(fields[2]) == group and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
 def reap(pid: int) -> None:
-    """Kill what is left of the process group of a server whose shell ``pid`` has exited:
-    vLLM's engine processes outlive an API server killed with SIGKILL (by the kernel's OOM
-    killer, say) and keep its memory."""
+    """Kill what is left of process group ``pid`` (a server's wrapper shell's) once its
+    server has exited: vLLM's engine processes outlive an API server killed with SIGKILL (by
+    the kernel's OOM killer, say) and keep its memory."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -12,8 +12,9 @@ import pytest
 from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder
 from climb_vllm.engines.base import ScoreRequest
 from climb_vllm.engines.http import HttpEngine
-from climb_vllm.engines.transport import RequestFailed
+from climb_vllm.engines.transport import RequestFailed, RetriesExhausted
 from climb_vllm.resources.names import load_names
+from tests.fault_proxy import FAULTS, fault_proxy
 
 
 class FaultTransport(httpx.AsyncBaseTransport):
@@ -120,8 +121,12 @@ def test_persistent_faults_stop_the_run_with_the_reason(
     hook = FaultTransport([])
     engine = _engine(vllm_server, tiny_model, hook, retries=2)
     hook.then = fault
-    with pytest.raises(RequestFailed, match="failed 3 times") as raised:
+    # A passing fault that persists (a 5xx) is "failed N times in a row", with the fix; a body
+    # that stays unusable is the server's own answer, reported with what was wrong with it.
+    expected = RetriesExhausted if fault == "503" else RequestFailed
+    with pytest.raises(expected, match="failed 3 times") as raised:
         engine.score(requests_)
+    assert "Fix:" in str(raised.value)
     if fault == "clamped":
         assert "-9999" in str(raised.value)
 
@@ -179,7 +184,7 @@ def test_non_text_answers_are_kept_as_marked_empty_answers(
 
     hook = FaultTransport([])
     engine = _engine(vllm_server, tiny_model, hook)
-    hook.schedule = ["nontext"]
+    hook.schedule, hook.bodies = ["nontext"], []  # the probe's requests went through it too
     chat = ({"role": "user", "content": "What are the diagnoses for this patient?"},)
     # temperature None: the model's own settings, so no sampling fields are sent
     request = GenerateRequest(messages=chat, temperature=None, top_p=None, max_tokens=4)
@@ -276,7 +281,7 @@ def test_a_paused_vllm_server_is_reported_as_hung_and_the_run_resumes_after(
 
     server = own_server(vllm_server)
     assert server is not None
-    group = int(str(server["pid"]))
+    group = int(str(server["group"]))
     engine = HttpEngine([vllm_server], tokenizer=str(tiny_model), timeout=60.0)
     engine.transport.stall_warn, engine.transport.stall_fail = 1.0, 4.0
     names = load_names().distinct(5)
@@ -295,3 +300,128 @@ def test_a_paused_vllm_server_is_reported_as_hung_and_the_run_resumes_after(
         max(abs(a - b) for x, y in zip(before, after) for a, b in zip(x.logprobs, y.logprobs))
         < 1e-4
     )
+
+
+def _probed(url: str, model: Path, retries: int = 6) -> HttpEngine:
+    return HttpEngine([url], tokenizer=str(model), retries=retries, backoff=0.01)
+
+
+def _what_was_chosen(engine: HttpEngine) -> list[dict[str, Any]]:
+    """Each endpoint's capabilities and strategy (without the URL and the evidence), and the
+    served model's identity that the manifest records (asked again, as a run does)."""
+    from dataclasses import asdict
+
+    facts = engine.describe()
+    return [
+        {k: v for k, v in asdict(c).items() if k not in ("url", "decided_by")}
+        for c in engine.capabilities
+    ] + [
+        {"model": engine.served_model, "tokenize": engine.tokenize_path},
+        {"served": facts["served_models"], "adapter": facts["adapter"]},
+    ]
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_one_fault_among_the_first_requests_changes_no_choice(
+    vllm_server: str, tiny_model: Path, fault: str
+) -> None:
+    """A 500 or a reset on the N-th request, for each N over the first 14 (every probe route:
+    /v1/models, the tokenize route, /version, completions, chat, n, seeds, the scoring
+    strategy): the same capabilities and the same (fastest) strategy as without faults."""
+    with fault_proxy(vllm_server, lambda n, path: None) as clean:
+        expected = _what_was_chosen(_probed(clean.url, tiny_model))
+        routes = set(clean.paths(14))
+    assert len(clean.seen) >= 14
+    assert expected[0]["strategy"] == "trie" and expected[0]["chat"] is True
+    assert {"/v1/models", "/version", "/v1/completions", "/v1/chat/completions"} <= routes
+    for n in range(1, 15):
+
+        def plan(k: int, path: str, n: int = n) -> str | None:
+            return fault if k == n else None
+
+        with fault_proxy(vllm_server, plan) as proxy:
+            engine = _probed(proxy.url, tiny_model)
+            chosen = _what_was_chosen(engine)
+        hit = proxy.seen[n - 1]
+        assert hit[3] == fault
+        assert chosen == expected, f"fault on request {n}: {hit}"
+        assert engine.transport.stats.retries >= 1, hit
+    # The manifest keeps the answer each capability was decided on.
+    decided = engine.capabilities[0].decided_by
+    assert decided["chat"].startswith("HTTP 200") and decided["strategy"].startswith("trie:")
+
+
+@pytest.mark.parametrize(
+    ("route", "fault"),
+    [("/v1/models", "500"), ("/v1/chat/completions", "500"), ("/v1/completions", "reset")],
+)
+def test_a_probe_that_keeps_failing_stops_with_one_line(
+    vllm_server: str, tiny_model: Path, route: str, fault: str
+) -> None:
+    def plan(n: int, path: str) -> str | None:
+        return fault if path == route else None
+
+    with fault_proxy(vllm_server, plan) as proxy:
+        with pytest.raises(RetriesExhausted) as raised:
+            _probed(proxy.url, tiny_model, retries=2)
+    text = str(raised.value)
+    assert f"{proxy.url}{route} failed 3 times in a row" in text
+    assert ("HTTP 500" if fault == "500" else "RemoteProtocolError") in text
+    assert "Fix:" in text and "--max-retries" in text and "\n" not in text
+
+
+def test_exhausted_retries_in_a_run_are_one_line_and_the_same_command_resumes(
+    vllm_server: str, tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The server starts failing every scoring request mid-run: the run stops with one line
+    (exit 2) naming the endpoint, the route, the last status and the fix; the finished chunks
+    are kept; once the server is healthy the same command finishes the run, with no record
+    lost or repeated."""
+    import polars as pl
+
+    from climb_vllm.cli import main
+
+    state = {"scored": 0, "failing": False}
+
+    def plan(n: int, path: str) -> str | None:
+        if path != "/v1/completions":
+            return None
+        state["scored"] += 1
+        return "500" if state["failing"] and state["scored"] > 60 else None
+
+    out = tmp_path / "run"
+    with fault_proxy(vllm_server, plan) as proxy:
+        args = [
+            "eval",
+            "intrinsic",
+            "--endpoint",
+            proxy.url,
+            "--tokenizer",
+            str(tiny_model),
+            "--out",
+            str(out),
+            "--limit",
+            "120",
+            "--chunk-size",
+            "10",
+            "--prompts-per-request",
+            "8",
+            "--max-retries",
+            "2",
+            "--display",
+            "none",
+        ]
+        state["failing"] = True
+        assert main(args) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("error: ")
+        assert f"{proxy.url}/v1/completions failed 3 times in a row (last: HTTP 500)" in err[0]
+        assert "Fix:" in err[0] and "rerun the same command" in err[0]
+        chunks = out / "records" / "intrinsic"
+        kept = sorted(chunks.glob("chunk-*.parquet"))
+        assert 1 <= len(kept)
+        state["failing"] = False
+        assert main(args) == 0
+    records = pl.read_parquet(sorted(chunks.glob("chunk-*.parquet")))
+    assert records.select("code", "name").is_duplicated().sum() == 0
+    assert records["code"].n_unique() == 120

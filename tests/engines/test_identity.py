@@ -20,15 +20,15 @@ from climb_vllm.engines.identity import (
 from climb_vllm.models.demo_model import build_demo_model
 
 
-def _eval(model: Path, out: Path) -> subprocess.CompletedProcess[str]:
+def _eval(model: Path, out: Path, *engine: str) -> subprocess.CompletedProcess[str]:
+    """A small intrinsic run of ``model`` in process, or through ``engine``'s flags."""
     command = [
         sys.executable,
         "-m",
         "climb_vllm",
         "eval",
         "intrinsic",
-        "--model",
-        str(model),
+        *(engine or ("--model", str(model))),
         "--out",
         str(out),
         "--limit",
@@ -107,3 +107,91 @@ def test_canary_of_the_served_model_equals_the_in_process_one(
     served = canary(HttpEngine([vllm_server], tokenizer=str(tiny_model)))
     assert local is not None and served is not None and len(local[0]) == 3
     assert max(abs(a - b) for a, b in zip(local[0], served[0])) < 1e-3
+
+
+def test_the_tolerance_follows_the_measured_spread_within_its_floors() -> None:
+    from climb_vllm.engines.identity import CEILING, FLOOR_FULL, FLOOR_HALF, FLOOR_SERVED, tolerance
+
+    assert tolerance("float32", 0.0) == FLOOR_FULL
+    assert tolerance(None, 1e-6) == FLOOR_SERVED  # a deterministic server
+    assert tolerance("bfloat16", 0.0) == FLOOR_HALF
+    assert tolerance(None, 0.01) == pytest.approx(0.1)  # ten times a noisy server's spread
+    assert tolerance(None, 0.2) == CEILING
+    # Runs recorded before the spread was measured keep the fixed values.
+    assert tolerance("float32") == FLOOR_FULL and tolerance(None) == CEILING
+
+
+def test_a_refusal_names_what_the_engine_holds_and_the_difference_against_the_tolerance() -> None:
+    recorded = {
+        "served_model": "m",
+        "canary": [[-1.0, -2.0, -3.0]],
+        "canary_spread": 1e-5,
+        "served_models": [{"id": "m", "root": "/models/a"}],
+    }
+    now = {"canary": [[-1.0, -2.3, -3.0]], "served_models": [{"id": "m", "root": "/models/a"}]}
+    with pytest.raises(UserError) as raised:
+        check_same_model(recorded, now, Path("run"), "intrinsic")
+    text = raised.value.message
+    assert "records of m" in text and "m from /models/a" in text
+    assert "by up to 0.3 nat; tolerance 0.02" in text and "spread 1e-05" in text
+    local = {"model": "/m", "weights_fingerprint": "ab" * 32, "dtype": "float32"}
+    with pytest.raises(UserError, match="weights fingerprint abababab"):
+        check_same_model(
+            local | {"canary": [[-1.0]], "canary_spread": 0.0},
+            local | {"canary": [[-1.1]]},
+            Path("run"),
+            "biasmd",
+        )
+
+
+def _perturbed(folder: Path, scale: float) -> None:
+    """Every weight of ``folder`` multiplied by 1 + ``scale`` x N(0, 1) (fixed seed): a
+    checkpoint of the next epoch, a re-quantised file."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    generator = torch.Generator().manual_seed(0)
+    for path in folder.glob("*.safetensors"):
+        tensors = load_file(path)
+        changed = {
+            k: v * (1 + scale * torch.randn(v.shape, generator=generator))
+            for k, v in tensors.items()
+        }
+        save_file(changed, path, metadata={"format": "pt"})
+
+
+def test_a_served_checkpoint_changed_by_one_percent_is_refused_and_a_restart_resumes(
+    tmp_path: Path,
+) -> None:
+    """On vLLM's CPU build (fp32): the same server restarted on the same weights resumes; the
+    weights perturbed by 1% behind the same path (same /v1/models id and root) are refused
+    by the canary's measured tolerance, naming what the endpoint holds."""
+    from climb_vllm.serving.launch import serve
+    from climb_vllm.serving.state import stop
+    from tests.helpers import free_port, vllm_python
+
+    model = build_demo_model(tmp_path / "checkpoint", seed=1)
+    state = tmp_path / "endpoints.json"
+    out = tmp_path / "run"
+
+    def served_eval() -> subprocess.CompletedProcess[str]:
+        url = serve([str(model)], port=free_port(), python=vllm_python(), cpu=True, state=state)
+        try:
+            return _eval(model, out, "--endpoint", url[0], "--tokenizer", str(model))
+        finally:
+            stop(state)
+
+    first = served_eval()
+    assert first.returncode == 0, first.stderr[-2000:]
+    import json
+
+    facts = json.loads((out / "manifest.json").read_text())["benchmarks"]["intrinsic"]["engine"]
+    assert facts["canary_spread"] < 1e-3 and facts["canary_tolerance"] == 0.02
+    again = served_eval()  # the same weights, a new server process
+    assert again.returncode == 0, again.stderr[-2000:]
+    _perturbed(model, 0.01)
+    changed = served_eval()
+    assert changed.returncode == 2, changed.stderr[-2000:]
+    assert changed.stderr.count("error:") == 1
+    assert "mix two models' records" in changed.stderr and "tolerance 0.02" in changed.stderr
+    assert f"from {model}" in changed.stderr  # what the endpoint serves now: its root

@@ -196,13 +196,13 @@ def test_a_server_killed_mid_suite_is_named_and_the_suite_resumes(
     first = tmp_path / "first.json"
     monkeypatch.setenv(STATE_VARIABLE, str(first))
     url = serve([str(tiny_model)], port=free_port(), python=vllm_python(), cpu=True, state=first)[0]
-    pid = int(json.loads(first.read_text())["servers"][0]["pid"])
+    group = int(json.loads(first.read_text())["servers"][0]["group"])
     process = subprocess.Popen(suite(url), stderr=subprocess.PIPE, text=True)
     _wait_for_chunks(out, 1, process)
     # The server dies once intrinsic is stored; its entry stays in the endpoints file. Reaped
     # here, as init reaps a server that make serve started.
-    os.killpg(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
+    os.killpg(group, signal.SIGKILL)
+    os.waitpid(group, 0)
     _, err = process.communicate(timeout=600)
     assert process.returncode == 2, err
     last = err.strip().splitlines()[-1]
@@ -294,12 +294,15 @@ def test_a_killed_server_is_told_by_its_signal_and_make_serve_starts_again(
 
     state = tmp_path / "endpoints.json"
     url = serve([str(tiny_model)], port=free_port(), python=vllm_python(), cpu=True, state=state)[0]
-    shell = int(json.loads(state.read_text())["servers"][0]["pid"])
-    children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
-    os.kill(int(children[0]), signal.SIGKILL)  # the server itself, as the OOM killer would
+    entry = json.loads(state.read_text())["servers"][0]
+    pid, shell = int(entry["pid"]), int(entry["group"])
+    # The recorded pid is the server itself (not its wrapper shell): kill of it stops it.
+    assert Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0] != b"sh"
+    os.kill(pid, signal.SIGKILL)  # as the OOM killer would
     deadline = time.monotonic() + 60
     while alive(shell) and time.monotonic() < deadline:
         time.sleep(0.1)
+    assert not alive(pid) and not alive(shell)
     report = death_report(url, state)
     assert report is not None
     assert "killed by SIGKILL" in report.message and "out of memory?" in report.message

@@ -23,7 +23,7 @@ from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE, IntrinsicCo
 from climb_vllm.benchmarks.intrinsic.name_variants import NameVariant, name_variants
 from climb_vllm.benchmarks.intrinsic.request_cache import RequestCache
 from climb_vllm.core.phases import PhaseTimes
-from climb_vllm.core.progress import Progress, retried
+from climb_vllm.core.progress import Progress, Retries
 from climb_vllm.core.store import RunStore
 from climb_vllm.engines.base import Engine, ScoreRequest, ScoreResult
 from climb_vllm.resources.names import NameSet, load_names
@@ -271,15 +271,24 @@ def run_intrinsic(
         engine,
         plan,
         lambda codes, planned, found: records_frame(codes, task.scored_names, planned, found),
-        config.dtype if config.engine == "local" else None,
+        # The dtype the engine runs in (``auto`` resolved) and the spread its first start saw.
+        store.section(BENCHMARK).engine.get("dtype") if config.engine == "local" else None,
+        store.section(BENCHMARK).engine.get("canary_spread"),
     )
     if canary is not None:
         store.annotate(BENCHMARK, canary=canary)
 
     extra = sum(len(keys) for _, keys, _ in task.template_prompts(config))
     start = time.perf_counter()
+    retries = Retries(engine)  # this benchmark's, though a suite shares the engine
     with (
-        Progress("intrinsic prompts", len(task.codes) + extra, config.display) as progress,
+        Progress(
+            "intrinsic prompts",
+            len(task.codes) + extra,
+            config.display,
+            shrink="--limit N scores a stratified sample of N codes (in eval all: "
+            "--limit-intrinsic N), --sensitivity-codes 0 skips the further templates",
+        ) as progress,
         ThreadPoolExecutor(max_workers=1) as encoding,
         ThreadPoolExecutor(max_workers=1) as writing,
     ):
@@ -300,12 +309,12 @@ def run_intrinsic(
                 with phases.timing("wait_write"):
                     written.result()
             written = writing.submit(write, index, codes, planned, results)
-            progress.advance(len(codes), retried(engine))
+            progress.advance(len(codes), retries)
         if written is not None:
             with phases.timing("wait_write"):
                 written.result()
         with phases.timing("templates"):
-            _score_templates(config, store, engine, task, encoder, progress)
+            _score_templates(config, store, engine, task, encoder, progress, retries)
     phases.seconds["wall"] = time.perf_counter() - start
     store.annotate(
         BENCHMARK,
@@ -317,6 +326,7 @@ def run_intrinsic(
         boundary_this_session=asdict(encoder.counts),
         request_cache_this_session={"hits": cache.hits, "misses": cache.misses},
         phase_seconds_this_session=phases.rounded(),
+        retries_this_session=retries.causes(),
     )
     if pending and config.display != "none":
         print(f"intrinsic phases: {phases.line()}", file=sys.stderr)
@@ -330,8 +340,10 @@ def _score_templates(
     task: IntrinsicTask,
     encoder: BoundaryEncoder,
     progress: Progress,
+    retries: Retries,
 ) -> None:
-    """Score the calibration and sensitivity prompts that the run directory lacks.
+    """Score the calibration and sensitivity prompts that the run directory lacks (the
+    benchmark's ``retries`` are shown as they go).
 
     Records: ``template, kind ("content-free" | "code"), code, name, logprob`` where ``code``
     is the content-free description (kind content-free) or the ICD code.
@@ -360,4 +372,4 @@ def _score_templates(
                 "logprob",
             ),
         )
-        progress.advance(len(keys), retried(engine))
+        progress.advance(len(keys), retries)
