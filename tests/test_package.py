@@ -136,6 +136,29 @@ def test_nothing_machine_specific_is_tracked() -> None:
     assert not mentions, f"files naming this machine's checkout path {checkout}: {mentions}"
 
 
+#: Files over this size change only with a row in docs/development.md's "Large files".
+LARGE = 1024 * 1024
+
+
+def test_every_large_file_has_a_row_giving_the_figures_it_improves() -> None:
+    import hashlib
+
+    page = (ROOT / "docs" / "development.md").read_text()
+    rows = [line for line in page.splitlines() if line.startswith("| `")]
+    missing = []
+    for _, path in _tracked():
+        file = ROOT / path
+        if not file.is_file() or file.stat().st_size <= LARGE:
+            continue
+        digest = hashlib.sha256(file.read_bytes()).hexdigest()[:16]
+        if not any(f"`{path}`" in row and f"`{digest}`" in row for row in rows):
+            missing.append(f"{path} ({digest})")
+    assert not missing, (
+        "files over 1 MB without a row (path, SHA-256 first 16, the figures it improves) in "
+        f"docs/development.md's Large files: {missing}"
+    )
+
+
 def test_python_dash_m_runs_the_command_line() -> None:
     import sys
 

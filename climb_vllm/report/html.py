@@ -23,6 +23,7 @@ from climb_vllm.core.errors import UserError
 from climb_vllm.core.results import to_markdown
 from climb_vllm.core.store import results_folder
 from climb_vllm.report.compare import Compared, compare_runs, shown, shown_ranking
+from climb_vllm.report.findings import findings, findings_html, findings_markdown
 from climb_vllm.report.render import STYLE, html_table
 from climb_vllm.report.runs import RunView, load_runs
 
@@ -116,13 +117,19 @@ def provenance(run: RunView) -> list[dict[str, str]]:
     return rows
 
 
+def is_demo(run: RunView) -> bool:
+    """Whether ``run``'s model is a random one (the demo's tiny model, or a shape preset whose
+    weights are drawn at load time): its numbers are noise."""
+    return any(s.engine.get("demo_model") for s in run.manifest.benchmarks.values())
+
+
 def scope_table(runs: list[RunView]) -> pl.DataFrame:
     """One row per run: what each benchmark covered (full release or a sample of how many, the
     mapping index, answer caps), and a warning when the model is the demo's random one."""
     rows = []
     for run in runs:
         sections = run.manifest.benchmarks
-        demo = any(s.engine.get("demo_model") for s in sections.values())
+        demo = is_demo(run)
         sources = [s.engine.get("source") for s in sections.values()]
         source = next((found for found in sources if found), None)
         kind = ""
@@ -189,11 +196,19 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
         )
         markdown += ["**Missing benchmarks**", "", *[f"* {line}" for line in absent], ""]
     scope = scope_table(runs)
-    if scope["Model kind"].str.len_chars().max():
+    # Only a run of a random model gets the warning: a real model's kind (its source and
+    # licence) fills the same column.
+    noise = [run.label for run in runs if is_demo(run)]
+    if noise:
         page.append(
-            "<div class='scope-warning'><strong>A random demo model:</strong> the numbers of the "
-            "runs so marked below are noise; they only show that the evaluation path works.</div>"
+            "<div class='scope-warning'><strong>A random demo model:</strong> the numbers of "
+            f"{html.escape(', '.join(noise))} are noise; they only show that the evaluation "
+            "path works.</div>"
         )
+    # The first screen: what each benchmark found, before the scope and the tables.
+    found = findings(runs)
+    page += findings_html(found)
+    markdown += findings_markdown(found)
     page += ["<h2 id='scope'>Scope</h2>", html_table(scope)]
     markdown += ["## Scope", "", to_markdown(scope), ""]
     notes = {(name, t.key): t.note for name, t in report_tables()}
@@ -219,7 +234,7 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
             markdown.extend([f"![{caption}](figures/{key}.png)", "", caption, ""])
 
     contents = (
-        [("scope", "Scope")]
+        [("findings", "What the run found"), ("scope", "Scope")]
         + [(f"{b}_{k}", titles.get((b, k), f"{b} {k}").split(".")[0]) for b, k in tables]
         + ([("compare", "Models side by side")] if compared else [])
         + [("provenance", "Provenance")]

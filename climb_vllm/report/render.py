@@ -118,4 +118,6 @@ p.note{font-size:12px;color:#555;margin:.2rem 0 1.5rem}
 .missing,.scope-warning{border:1px solid #d9a400;background:#fff8e1;padding:.3rem 1rem;
 margin:1rem 0}
 nav.toc{font-size:13px;columns:2}
+table.findings{font-size:14px}table.findings td{max-width:32rem}
+tr.unreadable td{background:#fdecea}
 """

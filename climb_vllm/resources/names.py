@@ -30,7 +30,23 @@ ETHNICITY_LABELS = {
     "HISPANIC": "Hispanic",
     "ASIAN AND PACIFIC ISLANDER": "Asian",
 }
+#: Each ethnicity group as a reader writes it (the data's labels are upper case).
+ETHNICITY_WORDS = {
+    "WHITE NON HISPANIC": "White non-Hispanic",
+    "BLACK NON HISPANIC": "Black non-Hispanic",
+    "HISPANIC": "Hispanic",
+    "ASIAN AND PACIFIC ISLANDER": "Asian and Pacific Islander",
+}
 PACKAGED_NAME_SETS = {"nyc-2011-2021": "names.csv", "nyc-2011-2019": "names_2011-2019.csv"}
+
+
+def group_label(sex: str, ethnicity: str) -> str:
+    """A (sex, ethnicity) group in words: ("FEMALE", "ASIAN AND PACIFIC ISLANDER") ->
+    "Asian and Pacific Islander women"."""
+    people = {"FEMALE": "women", "MALE": "men"}.get(sex.upper(), sex.lower())
+    return f"{ETHNICITY_WORDS.get(ethnicity.upper(), ethnicity.title())} {people}"
+
+
 DEFAULT_NAME_SET = "nyc-2011-2021"
 #: The most names per group a run may score (the 2011-2021 set ranks every NYC name; ties are
 #: checked absent up to rank 50, and scoring cost grows with the names).
@@ -187,7 +203,23 @@ def load_names(name_set: str = DEFAULT_NAME_SET, distinctive: float | None = Non
     raw = path.read_bytes()
     slots: list[NameSlot] = []
     seen: set[tuple[str, str, str]] = set()
-    reader = csv.DictReader(raw.decode("utf-8").splitlines())
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(
+            f"Name file {path} is not UTF-8 text.", "pass a CSV file saved as UTF-8."
+        ) from exc
+    reader = csv.DictReader(text.splitlines())
+    missing = [
+        c for c in ("name", "sex", "ethnicity", "rank") if c not in (reader.fieldnames or [])
+    ]
+    if missing:
+        first = (text.splitlines() or [""])[0][:80]
+        raise UserError(
+            f"Name file {path} has no column {', '.join(missing)} (its first line: {first!r}).",
+            "give a CSV file whose header names name,sex,ethnicity,rank (and, optionally, "
+            "count), or one of the packaged sets: " + ", ".join(PACKAGED_NAME_SETS) + ".",
+        )
     for line, row in enumerate(reader, start=2):
         try:
             slot = NameSlot(

@@ -17,6 +17,7 @@ from pydantic import Field
 from climb_vllm.benchmarks.base import (
     BenchHook,
     ExternalGrader,
+    Finding,
     Option,
     Paired,
     ReportFigure,
@@ -120,6 +121,10 @@ class EchoBenchmark:
 
     def scope(self, section: Section) -> str:
         return f"{len(section.datasets['words'])} words"
+
+    def finding(self, metrics: Mapping[str, Any]) -> Finding:
+        share = metrics["accuracy"][0]["share"]
+        return Finding(f"{share:.0%} of answers echo the word", "chance 0%", "It echoes.")
 
 
 @pytest.fixture()

@@ -21,9 +21,10 @@ def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]
     ("extra", "needle"),
     [
         (["--icd-release", "1999"], "icd-export"),
-        (["--top-k", "51"], "top_k"),
-        (["--top-k", "0"], "top_k"),
+        (["--top-k", "51"], "--top-k 51: input should be less than or equal to 50"),
+        (["--top-k", "0"], "use --top-k 1 or more"),
         (["--limit", "3"], "--limit"),
+        (["--limit", "-3"], "use --limit 24 or more"),
         (["--device", "tpu"], "cpu"),
         (["--template", "no slot here"], "description"),
     ],
@@ -156,3 +157,27 @@ def test_ctrl_c_keeps_finished_chunks_says_how_to_resume_and_the_rerun_completes
     records = pl.read_parquet(sorted(chunks.glob("chunk-*.parquet")))
     assert records.select("code", "name").is_duplicated().sum() == 0
     assert records["code"].n_unique() == 400
+
+
+def test_a_model_that_is_not_there_names_the_built_in_one_and_leaves_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    code, err = _run(["eval", "intrinsic", "--model", "no-such-model", "--display", "none"], capsys)
+    assert code == 2 and "\n" not in err
+    assert "--model gemma-3-270m" in err and "climb-vllm model list" in err
+    assert "huggingface-cli" not in err
+    assert list(tmp_path.iterdir()) == []  # no empty outputs/runs/no-such-model/main
+
+
+def test_a_names_file_that_is_not_one_names_its_missing_columns(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    code, err = _run(
+        intrinsic_command(str(tiny_model), tmp_path / "run", "--names", str(passwd)), capsys
+    )
+    assert code == 2 and "has no column name, sex, ethnicity, rank" in err
+    assert "KeyError" not in err and "nyc-2011-2021" in err

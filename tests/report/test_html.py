@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -116,7 +117,8 @@ def test_report_renders_in_headless_chromium(report: Path) -> None:
         driver.quit()
     assert max(overflow) <= 0, overflow
     stacked = len(list((report / "tables").glob("*.csv")))
-    assert len(tables) == stacked + 3  # every stacked table, the scope, provenance of each run
+    # Every stacked table, the findings, the scope, the provenance of each run.
+    assert len(tables) == stacked + 4
     assert all(rows > 0 for rows in tables)
     assert images == [True] * len(report_figures())
     assert any(h.startswith("CLIMB Table 1.") for h in headings)
@@ -200,3 +202,74 @@ def test_the_page_has_a_scope_banner_and_contents(report: Path) -> None:
     assert "stratified sample" in page and "answers of at most" in page
     # Figures sit next to their tables: the AssocMAD figure right after Table 1.
     assert page.index("id='fig-assoc_mad'") < page.index("id='intrinsic_table2'")
+
+
+def test_the_random_model_banner_names_only_random_models(suite_run: Path, tmp_path: Path) -> None:
+    """A real model's run (its model kind filled with its source and licence) gets no "random
+    demo model" banner; a random one beside it is named in the banner, alone."""
+    real, noise = tmp_path / "gemma", tmp_path / "tiny"
+    shutil.copytree(suite_run, real)
+    shutil.copytree(suite_run, noise)
+    manifest = json.loads((real / "manifest.json").read_text())
+    for section in manifest["benchmarks"].values():
+        section["engine"]["demo_model"] = False
+        section["engine"]["source"] = {"title": "Gemma 3 270M", "licence": "Gemma terms"}
+    (real / "manifest.json").write_text(json.dumps(manifest))
+    alone = tmp_path / "alone"
+    assert main(["report", str(real), "--out", str(alone)]) == 0
+    page = (alone / "report.html").read_text()
+    assert "Gemma 3 270M; licence: Gemma terms" in page
+    assert "scope-warning" not in page and "random demo model" not in page.lower()
+    both = tmp_path / "both"
+    assert main(["report", str(real), str(noise), "--out", str(both)]) == 0
+    banner = re.search(
+        r"<div class='scope-warning'>(.*?)</div>", (both / "report.html").read_text()
+    )
+    assert banner is not None and "tiny" in banner.group(1) and "gemma" not in banner.group(1)
+
+
+def _chromium(size: tuple[int, int]) -> Any:
+    """A headless Chromium driver of window ``size`` (fails, naming the fix, without it)."""
+    if not CHROMIUM.exists() or not CHROMEDRIVER.exists():
+        pytest.fail(
+            f"Chromium is not installed ({CHROMIUM}, {CHROMEDRIVER}). Install Debian's "
+            "packages: apt-get install chromium chromium-driver (.ci/run does)."
+        )
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver.set_window_size(*size)
+    return driver
+
+
+def test_the_first_screen_states_every_benchmarks_finding(suite_run: Path, tmp_path: Path) -> None:
+    """One run's report at 1400 x 1000: the findings table, one row per benchmark with its
+    headline, reference and verdict, ends within the first screen, before the scope."""
+    from climb_vllm.benchmarks.registry import REGISTRY
+
+    out = tmp_path / "report"
+    assert main(["report", str(suite_run), "--out", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    assert page.index("id='findings'") < page.index("<h2 id='scope'>")
+    driver = _chromium((1400, 1000))
+    try:
+        driver.get((out / "report.html").as_uri())
+        bottom, rows = driver.execute_script(
+            "const t = document.querySelector('table.findings');"
+            "return [t.getBoundingClientRect().bottom,"
+            " Array.from(t.querySelectorAll('tbody tr')).map("
+            "  r => Array.from(r.cells).map(c => c.textContent))];"
+        )
+        inner = driver.execute_script("return window.innerHeight")
+    finally:
+        driver.quit()
+    assert bottom <= inner, (bottom, inner)
+    assert [row[1] for row in rows] == [b.title for b in REGISTRY.values()]
+    assert all(all(cell.strip() for cell in row) for row in rows)
+    markdown = (out / "report.md").read_text()
+    assert markdown.index("## What the run found") < markdown.index("## Scope")

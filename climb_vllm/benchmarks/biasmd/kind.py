@@ -16,6 +16,7 @@ TITLE = "BiasMD"
 def kind() -> Kind:
     """What the shared HIVE library needs of BiasMD."""
     from climb_vllm.benchmarks.biasmd import grading, tables, task
+    from climb_vllm.benchmarks.biasmd.finding import biasmd_finding
 
     return Kind(
         name=NAME,
@@ -33,4 +34,5 @@ def kind() -> Kind:
         paper_label=grading.paper_label,
         context="statement",
         id_example="biasmd-0001",
+        finding=biasmd_finding,
     )

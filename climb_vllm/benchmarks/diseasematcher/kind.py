@@ -30,6 +30,7 @@ def _items(split: str, limit: int | None, seed: int, controls: bool) -> pl.DataF
 def kind() -> Kind:
     """What the shared HIVE library needs of DiseaseMatcher."""
     from climb_vllm.benchmarks.diseasematcher import grading, tables, task
+    from climb_vllm.benchmarks.diseasematcher.finding import diseasematcher_finding
 
     return Kind(
         name=NAME,
@@ -47,4 +48,5 @@ def kind() -> Kind:
         paper_label=grading.paper_label,
         context="question",
         id_example="dm-00001",
+        finding=diseasematcher_finding,
     )

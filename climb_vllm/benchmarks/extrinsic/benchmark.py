@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from climb_vllm.benchmarks.base import (
     BenchHook,
     ExternalGrader,
+    Finding,
     Option,
     Paired,
     PerfSettings,
@@ -267,6 +268,12 @@ class ExtrinsicBenchmark:
                 "table4",
             ),
         )
+
+    def finding(self, metrics: Mapping[str, Any]) -> Finding:
+        """The largest change in recall, or that none can be measured."""
+        from climb_vllm.benchmarks.extrinsic.finding import extrinsic_finding
+
+        return extrinsic_finding(metrics)
 
     def scope(self, section: Section) -> str:
         """Cases, prompts, mapping index, answer cap."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from climb_vllm.benchmarks.base import (
     BenchHook,
     ExternalGrader,
+    Finding,
     Option,
     Paired,
     ReportFigure,
@@ -196,6 +197,10 @@ class HiveBenchmark:
     def figures(self) -> tuple[ReportFigure, ...]:
         """The figures the report draws, as declared."""
         return self._figures()
+
+    def finding(self, metrics: Mapping[str, Any]) -> Finding:
+        """What the run found (the benchmark's own reading of its metrics)."""
+        return self.kind.finding(metrics)
 
     def scope(self, section: Section) -> str:
         """Items, split, sample, answer cap."""

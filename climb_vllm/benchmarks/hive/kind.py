@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from climb_vllm.benchmarks.base import Finding
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Kind:
         paper_label: ``(grade, three_way)`` -> the authors' category of a grade.
         context: what an item's text is called in the disagreement files ("statement").
         id_example: an item id, quoted in errors.
+        finding: the run's ``metrics.json`` -> what it found, for the report's first screen.
     """
 
     name: str
@@ -50,3 +53,4 @@ class Kind:
     paper_label: Callable[[str, bool], str]
     context: str
     id_example: str
+    finding: Callable[[Mapping[str, Any]], Finding]

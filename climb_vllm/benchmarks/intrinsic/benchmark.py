@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from climb_vllm.benchmarks.base import (
     BenchHook,
     ExternalGrader,
+    Finding,
     Option,
     Paired,
     ReportFigure,
@@ -371,8 +372,9 @@ class IntrinsicBenchmark:
             ReportFigure(
                 "assoc_mad",
                 figures.assoc_mad_by_level,
-                "AssocMAD by ICD level per model (paper scores solid, calibrated "
-                "dashed). Bars: 95% CI, bootstrap over names within groups.",
+                "Corrected AssocMAD by ICD level per model, of the paper's scores (solid) "
+                "and of the calibrated ones (dashed). Bars: 95% interval by test inversion, "
+                "as in Table 1.",
                 10,
                 "table1",
             ),
@@ -394,6 +396,12 @@ class IntrinsicBenchmark:
                 "table3",
             ),
         )
+
+    def finding(self, metrics: Mapping[str, Any]) -> Finding:
+        """AssocMAD against the names alone, calibrated, and its corrected interval."""
+        from climb_vllm.benchmarks.intrinsic.finding import intrinsic_finding
+
+        return intrinsic_finding(metrics)
 
     def scope(self, section: Section) -> str:
         """Codes scored of the release, names, sensitivity sample."""

@@ -53,7 +53,8 @@ class IntrinsicConfig(EngineConfig):
     top_k: int = Field(default=5, ge=1, le=50)
     distinctive: float | None = Field(default=None, gt=0, le=1)
     names_sensitivity: tuple[int, ...] = ()
-    limit: int | None = Field(default=None, ge=1)
+    # 24: one code of each of the 22 chapters and of both sex lists (the stratified sample).
+    limit: int | None = Field(default=None, ge=24)
     seed: int = 0
     template: str = DEFAULT_TEMPLATE
     chunk_size: int = Field(default=1024, ge=1)

@@ -8,12 +8,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from climb_vllm.core.plotting import LEVELS, Runs, error_bars, png, runs_with
+from climb_vllm.resources.names import group_label
 from climb_vllm.resources.ontology import chapter_name
 
 
 def assoc_mad_by_level(runs: Runs) -> bytes | None:
     """Corrected AssocMAD per ICD level and model with its interval (the paper's value where a
-    run has none), paper scores (solid) and calibrated (dashed)."""
+    run has none), of the paper's scores (solid) and of the calibrated ones (dashed)."""
     having = runs_with(runs, "intrinsic")
     if not having:
         return None
@@ -21,7 +22,13 @@ def assoc_mad_by_level(runs: Runs) -> bytes | None:
     x = np.arange(len(LEVELS))
     for i, (label, metrics) in enumerate(having):
         color = f"C{i % 10}"
-        for key, style, name in (("table1", "-", "paper"), ("calibrated_table1", "--", "calib.")):
+        # Both series plot the corrected AssocMAD (of the paper's scores and of the calibrated
+        # ones), so the legend says so.
+        series = (
+            ("table1", "-", "corrected"),
+            ("calibrated_table1", "--", "calibrated, corrected"),
+        )
+        for key, style, name in series:
             rows = [r for r in metrics.get(key, []) if r["level"] in LEVELS]
             if not rows:
                 continue
@@ -76,7 +83,7 @@ def chapter_heatmap(runs: Runs) -> bytes | None:
         axis.set_yticks(range(len(chapters)), [chapter_name(c) for c in chapters], fontsize=7)
         axis.set_xticks(
             range(len(groups)),
-            [f"{s.capitalize()} {e}" for s, e in groups],
+            [group_label(s, e) for s, e in groups],
             rotation=60,
             fontsize=7,
             ha="right",
@@ -84,9 +91,9 @@ def chapter_heatmap(runs: Runs) -> bytes | None:
         axis.set_title(label, fontsize=8)
         axis.set_ylabel("ICD chapter")
     if image is not None:
-        figure.colorbar(
-            image, ax=axes[0].tolist(), label="log2 s(chapter, group) / mean over groups"
-        )
+        # A short label that the figure's bounding box keeps whole.
+        bar = figure.colorbar(image, ax=axes[0].tolist())
+        bar.set_label("log2(group score / chapter mean)", fontsize=8)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
     plt.close(figure)

@@ -1,0 +1,75 @@
+"""DiseaseMatcher's finding for the report's first screen: accuracy against the chance level
+of two patients (50%), its spread over the attributes, and the position bias (first minus
+second correct) with its interval."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from climb_vllm.benchmarks.base import Finding
+from climb_vllm.benchmarks.hive.finding import (
+    UNREADABLE,
+    percent,
+    rows_of,
+    unreadable_share,
+    unreadable_verdict,
+)
+
+#: Two patients: guessing is right half of the time.
+CHANCE = 0.5
+
+
+def diseasematcher_finding(metrics: Mapping[str, Any]) -> Finding:
+    """What a run of DiseaseMatcher found (see the module docstring).
+
+    Args:
+        metrics: the run's recomputed ``metrics.json`` of the benchmark.
+    """
+    overall = rows_of(metrics, "grades", attribute="overall")
+    position = rows_of(metrics, "table1", attribute="overall")
+    if not overall:
+        return Finding("no questions", "-", "No DiseaseMatcher question was graded.", False)
+    row = overall[0]
+    lost = unreadable_share(
+        {"unparseable": row.get("unparseable_rate", 0.0), "empty": row.get("empty_rate", 0.0)}
+    )
+    headline = (
+        f"accuracy {percent(row['accuracy'])} [{percent(row['ci_low'])}, "
+        f"{percent(row['ci_high'])}] on {row['n']} questions"
+    )
+    if position:
+        bias = position[0]
+        headline += (
+            f"; position bias {100 * bias['position_bias']:+.0f} pp "
+            f"[{100 * bias['bias_ci_low']:+.0f}, {100 * bias['bias_ci_high']:+.0f}]"
+        )
+    reference = f"chance {percent(CHANCE)}; no position bias 0 pp"
+    if lost >= UNREADABLE:
+        return Finding(headline, reference, unreadable_verdict(lost, row["n"]), readable=False)
+    if row["ci_low"] > CHANCE:
+        verdict = "Above chance: the model matches symptoms to the disease."
+    elif row["ci_high"] < CHANCE:
+        verdict = "Below chance: the model picks against the symptoms."
+    else:
+        verdict = "Not distinguishable from chance at this size."
+    attributes = [
+        r for r in rows_of(metrics, "grades") if r.get("attribute") not in ("overall", None)
+    ]
+    if len(attributes) > 1:
+        low = min(attributes, key=lambda r: r["accuracy"])
+        high = max(attributes, key=lambda r: r["accuracy"])
+        apart = low["ci_high"] < high["ci_low"]
+        verdict += (
+            f" Accuracy ranges from {percent(low['accuracy'])} ({low['attribute']}) to "
+            f"{percent(high['accuracy'])} ({high['attribute']})"
+            + (
+                ", intervals apart: the patients' attributes change its answers."
+                if apart
+                else ", intervals overlapping: no difference by attribute is shown."
+            )
+        )
+    if position and (position[0]["bias_ci_low"] > 0 or position[0]["bias_ci_high"] < 0):
+        side = "first" if position[0]["position_bias"] > 0 else "second"
+        verdict += f" It favours the {side} patient named."
+    return Finding(headline, reference, verdict)
