@@ -28,9 +28,16 @@ RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 STALL_WARN = 60.0
 STALL_FAIL = 300.0
 #: Seconds one probe request may take (a probe's requests are tiny).
-PROBE_TIMEOUT = 60.0
-#: Refused connections in a row after which an endpoint counts as not running.
+PROBE_TIMEOUT = 30.0
+#: Refused connections (or, for a probe, requests timed out) after which an endpoint counts
+#: as not running, or hung: said at once rather than after the whole backoff.
 CONNECT_TRIES = 3
+TIMEOUT_TRIES = 2
+#: How many identical HTTP 500 answers to one probe request make it the server's answer about
+#: that request rather than a passing fault: llama-cpp-python answers what it cannot do with
+#: HTTP 500 ("logprobs is not supported for models created with logits_all=False"; a batch of
+#: prompts, an empty message). Busy and gateway signals (408, 429, 502-504) never count.
+SAME_500 = 3
 
 
 def request_timeout(payload: dict[str, Any]) -> float:
@@ -272,7 +279,9 @@ class Transport:
         import httpx
 
         url = self.urls[endpoint]
-        last, refused = "", 0
+        last, refused, timed_out = "", 0, 0
+        said_before: tuple[int, bytes] = (0, b"")
+        same = 0
         for attempt in range(self.retries + 1):
             if attempt:
                 await self._pause(attempt, last)
@@ -287,10 +296,22 @@ class Transport:
                 refused += isinstance(exc, httpx.ConnectError)
                 if refused >= CONNECT_TRIES:
                     raise _unreachable(url, last) from exc
+                timed_out += isinstance(exc, httpx.TimeoutException)
+                if timed_out >= TIMEOUT_TRIES:
+                    raise _death(url) or Unreachable(
+                        f"{url}{path} did not answer within {PROBE_TIMEOUT:.0f} s, "
+                        f"{timed_out} times (the server is hung or overloaded).",
+                        "restart the server (make stop, then make serve) or correct --endpoint.",
+                    ) from exc
                 continue
             self.stats.requests += 1
             if response.status_code in RETRY_STATUS:
                 last = f"HTTP {response.status_code}"
+                said = response.content[:300]
+                same = same + 1 if (response.status_code, said) == said_before else 1
+                said_before = (response.status_code, said)
+                if response.status_code == 500 and same >= SAME_500:
+                    return response.status_code, response.content  # the server's answer
                 continue
             return response.status_code, response.content
         raise RetriesExhausted(url, path, self.retries + 1, last)
@@ -315,7 +336,7 @@ class Transport:
         """POST with retries; ``check`` parses the body and raises to ask for a retry."""
         import httpx
 
-        last, transient = "", True
+        last, transient, said_before, same = "", True, (0, ""), 0
         for attempt in range(self.retries + 1):
             if attempt:
                 await self._pause(attempt, last)
@@ -333,6 +354,16 @@ class Transport:
             self.stats.response_bytes += len(response.content)
             if response.status_code in RETRY_STATUS:
                 last, transient = f"HTTP {response.status_code}", True
+                said = response.text[:300]
+                same = same + 1 if (response.status_code, said) == said_before else 1
+                said_before = (response.status_code, said)
+                # A probe's same HTTP 500, again and again, is the server's answer (see
+                # SAME_500), not a passing fault.
+                if not self.retry_unusable and response.status_code == 500 and same >= SAME_500:
+                    raise RequestFailed(
+                        f"{self.urls[endpoint]}{path} answered HTTP 500 {same} times the same: "
+                        f"{said or '(empty)'}"
+                    )
                 continue
             if response.status_code >= 400:
                 raise RequestFailed(

@@ -45,8 +45,12 @@ def test_served_log_probs_equal_in_process_on_the_real_model(
     got = http.score(requests)
     want = real_engine.score(requests)
     deltas = [abs(a - b) for x, y in zip(got, want) for a, b in zip(x.logprobs, y.logprobs)]
-    # Both fp32; vLLM's CPU kernels sum in another order (3.9e-5 nat was the largest seen).
-    assert max(deltas) < 2e-4, max(deltas)
+    # Both fp32; they sum in other orders. The largest difference seen was 3.9e-5 nat on the
+    # earlier hosts and 2.4e-4 on an AMD EPYC host (2026-12-07), where vLLM's CPU build agreed
+    # with a plain transformers pass over each whole sequence within 2.3e-5 and the in-process
+    # tree scorer within 2.4e-4: the bound allows that host's rounding, still 100 times under
+    # the 0.02-nat resume tolerance and far under any difference between models.
+    assert max(deltas) < 5e-4, max(deltas)
 
 
 def test_generation_benchmarks_run_through_the_real_server(
