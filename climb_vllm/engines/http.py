@@ -199,6 +199,8 @@ class HttpEngine:
         mine = own_server(self.transport.urls[endpoint]) or {}
         llama = self.tokenize_path == "/extras/tokenize" or mine.get("server") == "llamacpp"
         server = "vllm" if version else "llama.cpp" if llama else "openai-compatible"
+        # llama-cpp-python answers what it cannot do with HTTP 500 (the same each time).
+        self.transport.refuses_with_500 = server == "llama.cpp"
         version = version or (str(mine["server_version"]) if mine.get("server_version") else None)
         url = self.transport.urls[endpoint]
         decided: dict[str, str] = {}

@@ -34,9 +34,11 @@ PROBE_TIMEOUT = 30.0
 CONNECT_TRIES = 3
 TIMEOUT_TRIES = 2
 #: How many identical HTTP 500 answers to one probe request make it the server's answer about
-#: that request rather than a passing fault: llama-cpp-python answers what it cannot do with
-#: HTTP 500 ("logprobs is not supported for models created with logits_all=False"; a batch of
-#: prompts, an empty message). Busy and gateway signals (408, 429, 502-504) never count.
+#: that request, on a server known to refuse that way (``Transport.refuses_with_500``):
+#: llama-cpp-python answers what it cannot do with HTTP 500 ("logprobs is not supported for
+#: models created with logits_all=False"; a batch of prompts, with an empty message). Anywhere
+#: else a 500 is a fault, retried and then reported. Busy and gateway signals (408, 429,
+#: 502-504) never count.
 SAME_500 = 3
 
 
@@ -199,6 +201,9 @@ class Transport:
         #: Whether a body the parser rejects is asked for again (a probe sets False: the same
         #: request gives the same answer, and that answer is definite).
         self.retry_unusable = True
+        #: Whether the server answers a request it cannot serve with HTTP 500 (llama-cpp-
+        #: python's server; the probe sets it once it knows the server).
+        self.refuses_with_500 = False
         self.stats = TransportStats()
         key = api_key()
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -310,11 +315,16 @@ class Transport:
                 said = response.content[:300]
                 same = same + 1 if (response.status_code, said) == said_before else 1
                 said_before = (response.status_code, said)
-                if response.status_code == 500 and same >= SAME_500:
+                if self._refusal(response.status_code, same):
                     return response.status_code, response.content  # the server's answer
                 continue
             return response.status_code, response.content
         raise RetriesExhausted(url, path, self.retries + 1, last)
+
+    def _refusal(self, status: int, same: int) -> bool:
+        """Whether ``same`` identical answers of HTTP ``status`` are the server's refusal of
+        the request (see :data:`SAME_500`) rather than a fault."""
+        return self.refuses_with_500 and status == 500 and same >= SAME_500
 
     async def _pause(self, attempt: int, cause: str) -> None:
         """The backoff before retry ``attempt`` (1, 2, ...): exponential, with jitter; the
@@ -359,7 +369,7 @@ class Transport:
                 said_before = (response.status_code, said)
                 # A probe's same HTTP 500, again and again, is the server's answer (see
                 # SAME_500), not a passing fault.
-                if not self.retry_unusable and response.status_code == 500 and same >= SAME_500:
+                if not self.retry_unusable and self._refusal(response.status_code, same):
                     raise RequestFailed(
                         f"{self.urls[endpoint]}{path} answered HTTP 500 {same} times the same: "
                         f"{said or '(empty)'}"

@@ -219,7 +219,7 @@ def test_the_random_model_banner_names_only_random_models(suite_run: Path, tmp_p
     assert main(["report", str(real), "--out", str(alone)]) == 0
     page = (alone / "report.html").read_text()
     assert "Gemma 3 270M; licence: Gemma terms" in page
-    assert "scope-warning" not in page and "random demo model" not in page.lower()
+    assert "<div class='scope-warning'>" not in page and "random demo model" not in page.lower()
     both = tmp_path / "both"
     assert main(["report", str(real), str(noise), "--out", str(both)]) == 0
     banner = re.search(
