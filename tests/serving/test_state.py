@@ -39,6 +39,15 @@ def _wait_gone(pid: int, seconds: float = 10.0) -> None:
         time.sleep(0.05)
 
 
+def _wait_group_gone(group: int, seconds: float = 10.0) -> list[int]:
+    """The live members of ``group`` once none is left, or after ``seconds`` (a killed
+    process takes a moment to go)."""
+    deadline = time.monotonic() + seconds
+    while members(group) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return members(group)
+
+
 def test_the_recorded_pid_is_the_server_not_its_shell(tmp_path: Path) -> None:
     state, pid, group = _start(tmp_path, "sleep", "60")
     assert pid != group
@@ -62,15 +71,14 @@ def test_stop_after_the_server_was_killed_says_so_and_ends_what_it_left(tmp_path
     [line] = stop(state, grace=5)
     assert "had already exited (killed by SIGKILL" in line
     assert "ended 1 process(es) it left behind" in line
-    _wait_gone(group)
-    assert members(group) == [] and not state.exists()
+    assert _wait_group_gone(group) == [] and not state.exists()
 
 
 def test_stop_of_a_running_server_stops_it(tmp_path: Path) -> None:
     state, pid, group = _start(tmp_path, "sleep", "60")
     assert stop(state, grace=5) == ["http://127.0.0.1:1 stopped"]
     _wait_gone(pid)
-    assert not alive(pid) and members(group) == []
+    assert not alive(pid) and _wait_group_gone(group) == []
 
 
 def test_a_file_without_a_group_reads_the_pid_as_the_group(tmp_path: Path) -> None:
