@@ -197,6 +197,25 @@ def check_same_model(
         )
 
 
+def resumed_facts(previous: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+    """The engine facts a resume records: ``current``, with the first start's canary kept as
+    the reference (small drifts must not add up over many resumes) and the largest spread
+    seen, and the tolerance that follows.
+
+    Args:
+        previous: the engine facts the run's manifest holds.
+        current: the engine facts now (:func:`check_same_model` has accepted them).
+    """
+    facts = dict(current)
+    if previous.get("canary") is not None:
+        facts["canary"] = previous["canary"]
+    spreads = [f.get("canary_spread") for f in (previous, current)]
+    spread = max((v for v in spreads if v is not None), default=None)
+    facts["canary_spread"] = spread
+    facts["canary_tolerance"] = tolerance(facts.get("dtype"), spread)
+    return facts
+
+
 def holds(facts: dict[str, Any]) -> str:
     """What an engine holds, in words: each endpoint's ``/v1/models`` id and root, or the
     in-process folder and its weights fingerprint."""

@@ -12,6 +12,8 @@ from climb_vllm.benchmarks.registry import REGISTRY
 if TYPE_CHECKING:
     from climb_vllm.report.runs import RunView
 
+#: The columns shown, in order.
+COLUMNS = ("Model", "Benchmark", "Finding", "Compared with", "What it means")
 #: What the section says before its rows.
 FINDINGS_NOTE = (
     "Each benchmark's headline figure with its 95% interval, what chance or the names alone "
@@ -43,15 +45,10 @@ def findings(runs: list[RunView]) -> list[dict[str, str]]:
 def findings_html(rows: list[dict[str, str]]) -> list[str]:
     """The section's HTML: a heading, the note and one compact table (a number that cannot be
     read is flagged)."""
-    head = "".join(
-        f"<th>{c}</th>" for c in ("Model", "Benchmark", "Finding", "Compared with", "What it means")
-    )
+    head = "".join(f"<th>{c}</th>" for c in COLUMNS)
     body = "".join(
         f"<tr class='{'unreadable' if row['readable'] == 'no' else 'finding'}'>"
-        + "".join(
-            f"<td>{html.escape(row[c])}</td>"
-            for c in ("Model", "Benchmark", "Finding", "Compared with", "What it means")
-        )
+        + "".join(f"<td>{html.escape(row[c])}</td>" for c in COLUMNS)
         + "</tr>"
         for row in rows
     )

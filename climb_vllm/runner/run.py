@@ -255,18 +255,11 @@ def open_run(
             )
     facts_now = _identity_facts(engine)
     if store.check_claim(benchmark, config.hashed_fields(), config.config_hash()):
-        from climb_vllm.engines.identity import check_same_model, tolerance
+        from climb_vllm.engines.identity import check_same_model, resumed_facts
 
         previous = store.section(benchmark).engine
         check_same_model(previous, facts_now, run_dir, benchmark)
-        # The first start's canary stays the reference (small drifts must not add up over
-        # many resumes), with the largest spread seen.
-        if previous.get("canary") is not None:
-            facts_now["canary"] = previous["canary"]
-        spreads = [f.get("canary_spread") for f in (previous, facts_now)]
-        known = [v for v in spreads if v is not None]
-        facts_now["canary_spread"] = max(known) if known else None
-        facts_now["canary_tolerance"] = tolerance(facts_now.get("dtype"), max(known, default=None))
+        facts_now = resumed_facts(previous, facts_now)
     resumed = store.claim(benchmark, config.hashed_fields(), config.config_hash())
     if shared is not None:
         shared.engines[key] = (engine, {"served_model": config.served_model, "model": config.model})

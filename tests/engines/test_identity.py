@@ -195,3 +195,15 @@ def test_a_served_checkpoint_changed_by_one_percent_is_refused_and_a_restart_res
     assert changed.stderr.count("error:") == 1
     assert "mix two models' records" in changed.stderr and "tolerance 0.02" in changed.stderr
     assert f"from {model}" in changed.stderr  # what the endpoint serves now: its root
+
+
+def test_a_resume_keeps_the_first_canary_and_the_largest_spread() -> None:
+    from climb_vllm.engines.identity import resumed_facts
+
+    first = {"canary": [[-1.0, -2.0]], "canary_spread": 1e-5}
+    now = {"canary": [[-1.001, -2.0]], "canary_spread": 4e-3, "dtype": None}
+    facts = resumed_facts(first, now)
+    assert facts["canary"] == [[-1.0, -2.0]] and facts["canary_spread"] == 4e-3
+    assert facts["canary_tolerance"] == pytest.approx(0.04)
+    assert now["canary"] == [[-1.001, -2.0]]  # the facts now are not changed in place
+    assert resumed_facts({}, {"canary": None})["canary_spread"] is None
