@@ -65,10 +65,10 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
-from climb_vllm.rewrite import mentions, referents
+from climb_vllm.rewrite import certainty, mentions, referents
 from climb_vllm.rewrite.clause_states import (
     acts_after_someone,
     opens_act_of_care,
@@ -170,9 +170,44 @@ _KIN_SWAP = {
     "brother": "sister",
     "sister": "brother",
 }
+# Kin words of the two sexes beyond those above, as (male, female).
+_KIN_PAIRS = (
+    ("uncle", "aunt"),
+    ("nephew", "niece"),
+    ("grandson", "granddaughter"),
+    ("boyfriend", "girlfriend"),
+    ("stepfather", "stepmother"),
+    ("stepson", "stepdaughter"),
+    ("grandpa", "grandma"),
+    ("brothers", "sisters"),
+    ("sons", "daughters"),
+)
 _PARENT_BEFORE = re.compile(
     r"\b(?:he|she|patient|pt)\s+(?:is|was)\s+(?:a|the)\s+(?:[a-z-]+\s+)?$", re.IGNORECASE
 )
+_KIN_SWAP.update(
+    {
+        **{a: b for a, b in _KIN_PAIRS},
+        **{b: a for a, b in _KIN_PAIRS},
+    }
+)
+_KIN_MALE_ALL = frozenset(a for a, _ in _KIN_PAIRS) | {
+    "father",
+    "dad",
+    "grandfather",
+    "son",
+    "husband",
+    "brother",
+}
+_KIN_FEMALE_ALL = frozenset(b for _, b in _KIN_PAIRS) | {
+    "mother",
+    "mom",
+    "mum",
+    "grandmother",
+    "daughter",
+    "wife",
+    "sister",
+}
 _KIN_MALE = frozenset(
     "father dad brother son grandfather uncle nephew husband boyfriend stepfather".split()
 )
@@ -199,7 +234,9 @@ class Edit:
         offset: character offset in the original section text.
         before: the original text.
         after: its replacement.
-        uncertain: a pronoun whose referent may be someone other than the patient.
+        uncertain: the text leaves more than one reading of the word: its referent may be
+            someone other than the patient (:mod:`~climb_vllm.rewrite.certainty`).
+        decided: a person decided the word (a review file's decision).
     """
 
     section: str
@@ -207,6 +244,30 @@ class Edit:
     before: str
     after: str
     uncertain: bool = False
+    decided: bool = False
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A rewritten text and every decision behind it.
+
+    Attributes:
+        text: the new text.
+        edits: the changes made, in order of offset.
+        kept: words of the patient's sex left as they were because they may be someone
+            else's, each with the word it would have become (``after``), in order of offset.
+            Words kept with one reading (a relative's "his" in "his father") are not listed.
+        decided: the ``(offset, word)`` keys of the decisions that were applied.
+    """
+
+    text: str
+    edits: tuple[Edit, ...]
+    kept: tuple[Edit, ...]
+    decided: frozenset[tuple[int, str]] = frozenset()
+
+    def uncertain(self) -> list[Edit]:
+        """The edits and kept words marked uncertain, in order of offset."""
+        return sorted((e for e in self.edits + self.kept if e.uncertain), key=lambda e: e.offset)
 
 
 def _match_case(template: str, word: str) -> str:
@@ -237,9 +298,10 @@ def _sentence_start(text: str, at: int) -> int:
 
 
 def _patient_parent(text: str, start: int, end: int, key: str, to: str) -> bool:
-    """Whether the parent word ``key`` at ``start`` is the patient's own part ("she is the
-    mother of two"), of the sex the rewrite changes from."""
-    if (key in ("father", "dad", "grandfather")) != (to == "female"):
+    """Whether the kin word ``key`` at ``start`` is the patient's own part ("she is the
+    mother of two", "He is the son of a man with hemochromatosis"), of the sex the rewrite
+    changes from."""
+    if (key in _KIN_MALE_ALL) != (to == "female"):
         return False
     return bool(
         _PARENT_BEFORE.search(text[max(0, start - 60) : start])
@@ -339,13 +401,39 @@ def swap_sex(
             write_referee`).
 
     Returns:
-        The new text and the edits made, in order of their offset in ``text``.
+        The new text and the edits made, in order of their offset in ``text`` (the words left
+        as they were are in :func:`rewrite`'s answer).
+    """
+    done = rewrite(text, to, section, referee, judge)
+    return done.text, list(done.edits)
+
+
+def rewrite(
+    text: str,
+    to: str = "female",
+    section: str = "note",
+    referee: bool = True,
+    judge: Judge | None = None,
+    decisions: Mapping[tuple[int, str], str] | None = None,
+) -> Rewrite:
+    """Rewrite ``text`` as if the patient were of sex ``to``, with every sex word's decision.
+
+    Args:
+        text, to, section, referee, judge: as for :func:`swap_sex`.
+        decisions: a person's decisions on words the rewrite marks uncertain: ``(offset,
+            word) -> sex`` ("female" or "male"), the sex the word is to state in the new text
+            (:mod:`~climb_vllm.rewrite.review`). A decided word is certain.
+
+    Returns:
+        The new text, its edits and the words of the patient's sex it left as they were, each
+        marked certain or uncertain (:mod:`~climb_vllm.rewrite.certainty`).
     """
     if to not in ("female", "male"):
         raise ValueError(f"unknown sex {to!r}")
     mapping = _MALE_TO_FEMALE if to == "female" else _FEMALE_TO_MALE
     letter = "F" if to == "female" else "M"
     edits: list[Edit] = []
+    kept: list[Edit] = []  # words of the patient's sex left as someone else's
     taken: set[int] = set()
     readers: dict[int, referents.SentenceReader] = {}
 
@@ -449,8 +537,8 @@ def swap_sex(
             replacement: str | None = _his(text, end)
         elif to == "male" and key == "her":
             replacement = his_or_him(text, start, end)
-        elif key in _PARENTS and _patient_parent(text, start, end, key, to):
-            replacement = _PARENTS[key]
+        elif key in _KIN_SWAP and _patient_parent(text, start, end, key, to):
+            replacement = _KIN_SWAP[key]
         else:
             replacement = mapping.get(key)
         if replacement is None or _protected(text, start, end, word):
@@ -459,13 +547,16 @@ def swap_sex(
             if word != word.capitalize() or not re.match(r"\.?\s+[A-Z_\[]", text[end : end + 4]):
                 continue  # "mr" in prose, or no name after it: not a title
             if mentions.title_is_third_party(text, start, end):
+                kept.append(Edit(section, start, word, _match_case(word, replacement)))
                 continue
         if key in _PEOPLE and mentions.noun_is_third_party(text, start):
+            kept.append(Edit(section, start, word, _match_case(word, replacement)))
             continue
         if key in ("sir", "ma'am"):
             speaker = reader(start).speaker(start)
             third_speaks = None if speaker is None else speaker.third
             if mentions.address_is_third_party(text, start, third_speaks):
+                kept.append(Edit(section, start, word, _match_case(word, replacement)))
                 continue
         uncertain = False
         if key in _PRONOUNS and not one_other_person:
@@ -480,6 +571,7 @@ def swap_sex(
                     or reports_after_companion(text, start, end)
                 ):
                     kept_leads.add(start)
+                    kept.append(Edit(section, start, word, _match_case(word, replacement)))
                     continue
             # Only a pronoun the referee may be asked about reads along a chain (off one, near
             # is False and chain_start None), so the rules alone never pay for the window.
@@ -490,12 +582,14 @@ def swap_sex(
             if keep:
                 if key in ("he", "she"):
                     kept_leads.add(start)
+                kept.append(Edit(section, start, word, _match_case(word, replacement)))
                 continue
         edits.append(Edit(section, start, word, _match_case(word, replacement), uncertain))
     if referee and not one_other_person:
-        edits = _one_of_two(text, edits, reader, judge or default_referee())
-    edits.sort(key=lambda e: e.offset)
-    return apply_edits(text, edits), edits
+        paired = _one_of_two(text, edits, reader, judge or default_referee())
+        kept += [e for e in edits if e not in paired]
+        edits = paired
+    return settle(text, to, section, edits, kept, decisions)
 
 
 def _one_of_two(
@@ -519,6 +613,97 @@ def _one_of_two(
         p_object = judge.third_party_probability(text, edit.offset, edit.offset + len(edit.before))
         dropped.add(subject if p_subject >= p_object else edit.offset)
     return [e for e in edits if e.offset not in dropped]
+
+
+# A possessive and a kin word after it, perhaps with an adjective ("her late husband").
+_POSSESSED_KIN = re.compile(
+    rf"\b(his|her)\s+(?:(?:{'|'.join(sorted(_KIN_ADJECTIVES))})\s+)?([a-z]+)\b", re.IGNORECASE
+)
+
+
+def _kin_to_check(text: str, to: str, section: str, edited: set[int]) -> dict[int, Edit]:
+    """Kin words of the patient's sex after a possessive, not edited, by the possessive's
+    offset: "her husband" in a man's note, "her mother" in a woman's, may be the patient (said
+    from the relative's side); each with the word it would become."""
+    source_kin = _KIN_MALE_ALL if to == "female" else _KIN_FEMALE_ALL
+    found: dict[int, Edit] = {}
+    for match in _POSSESSED_KIN.finditer(text):
+        word = match.group(2)
+        if word.lower() in source_kin and match.start(2) not in edited:
+            swap = _match_case(word, _KIN_SWAP[word.lower()])
+            found[match.start(1)] = Edit(section, match.start(2), word, swap, uncertain=True)
+    return found
+
+
+def settle(
+    text: str,
+    to: str,
+    section: str,
+    edits: list[Edit],
+    kept: list[Edit],
+    decisions: Mapping[tuple[int, str], str] | None = None,
+) -> Rewrite:
+    """The rewrite of ``text`` with each word's certainty (:mod:`~climb_vllm.rewrite.
+    certainty`) and a person's ``decisions`` applied.
+
+    Args:
+        text: the original text.
+        to: the sex the patient is written as.
+        section: the section's name, recorded in each entry.
+        edits: the changes the rules and the referee made.
+        kept: the words of the patient's sex they left as someone else's.
+        decisions: ``(offset, word) -> sex`` the word is to state, for words marked uncertain.
+    """
+    reading = certainty.Reading(text, "male" if to == "female" else "female")
+    kin = _kin_to_check(text, to, section, {e.offset for e in edits})
+    entries = sorted([(e, True) for e in edits] + [(e, False) for e in kept], key=_offset)
+    certain_at: dict[int, bool] = {}
+    marked: list[tuple[Edit, bool]] = []
+    for entry, applied in entries:
+        key = entry.before.lower().replace("’", "'")
+        end = entry.offset + len(entry.before)
+        kind = "age" if key in ("m", "f") else ""
+        if key in _KIN_SWAP and not _patient_parent(text, entry.offset, end, key, to):
+            kind = "kin"  # a relative's kin word said of the patient
+        if applied:
+            object_ = key == "him" or (
+                key == "her" and entry.after.lower() == "him" and certainty.plain_object(text, end)
+            )
+            certain = not entry.uncertain and reading.certain(entry.offset, key, kind, object_)
+        else:
+            reading.kept(entry.offset, key)
+            certain = False
+        certain_at[entry.offset] = certain
+        marked.append((replace(entry, uncertain=not certain), applied))
+        possessed = kin.get(entry.offset)
+        if possessed is not None and (not certain or key != ("his" if to == "female" else "her")):
+            marked.append((possessed, False))
+    for possessive, entry in kin.items():
+        if possessive not in certain_at and (possessive, entry) not in marked:
+            marked.append((entry, False))  # "her husband" in a man's note: "her" is not his
+    return _decide(text, marked, to, decisions or {})
+
+
+def _offset(entry: tuple[Edit, bool]) -> int:
+    return entry[0].offset
+
+
+def _decide(
+    text: str, marked: list[tuple[Edit, bool]], to: str, decisions: Mapping[tuple[int, str], str]
+) -> Rewrite:
+    """The :class:`Rewrite` of ``marked`` entries ((entry, applied)) once ``decisions`` move
+    the words they name: a word decided as ``to``'s is changed, else kept; either is certain."""
+    edits: list[Edit] = []
+    kept: list[Edit] = []
+    used: set[tuple[int, str]] = set()
+    for entry, applied in sorted(marked, key=_offset):
+        decision = decisions.get((entry.offset, entry.before))
+        if decision is not None and entry.uncertain:
+            used.add((entry.offset, entry.before))
+            applied = decision == to
+            entry = replace(entry, uncertain=False, decided=True)
+        (edits if applied else kept).append(entry)
+    return Rewrite(apply_edits(text, edits), tuple(edits), tuple(kept), frozenset(used))
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
