@@ -34,14 +34,14 @@ from climb_vllm.rewrite.sex_rewrite import rewrite
 Change = tuple[int, str, str]
 
 
-def _tokens(text: str) -> list[str]:
+def tokens(text: str) -> list[str]:
     return re.findall(r"\w+|[^\w\s]|\s+", text)
 
 
 def token_edits(before: str, after: str) -> set[Change]:
     """Token-level replacements that turn ``before`` into ``after``: ``(token index, old,
     new)``."""
-    a, b = _tokens(before), _tokens(after)
+    a, b = tokens(before), tokens(after)
     found: set[Change] = set()
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if op != "equal":
@@ -63,7 +63,7 @@ def score(rows: list[dict[str, Any]], referee: bool = True) -> dict[str, Any]:
         text, expected = str(row["text"]), str(row["expected"])
         done = rewrite(text, str(row["to"]), referee=referee)
         want, got = token_edits(text, expected), token_edits(text, done.text)
-        token_at = dict(zip(accumulate([0] + [len(t) for t in _tokens(text)]), count()))
+        token_at = dict(zip(accumulate([0] + [len(t) for t in tokens(text)]), count()))
         listed = {token_at[e.offset] for e in done.uncertain() if e.offset in token_at}
         sure = {
             (token_at[e.offset], e.before, e.after)

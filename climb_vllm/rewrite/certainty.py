@@ -102,10 +102,14 @@ OCCUPATIONS = frozenset(
     roommate neighbor neighbour friend client customer guest stylist barista surgeon dentist
     staff member members boss chief clinician physician plumber mechanic electrician technician
     cousin cousins sibling siblings child children kid kids baby toddler grandchild
-    grandchildren relative relatives family parent parents stepparent twin godparent ward
-    sponsor security team therapy service services consult consults nursing surgery
-    anesthesia ems police pharmacy rehab hospice psychiatry
+    grandchildren relatives parent parents stepparent godparent sponsor police ems
     """.split()
+)
+#: Groups that act through a person ("Speech therapy saw her; she thinks ..."): people only
+#: after a determiner or as a sentence's first word, where "Family history" names no one.
+GROUPS = frozenset(
+    "family relative twin security team therapy service services consult consults nursing "
+    "surgery anesthesia pharmacy rehab hospice psychiatry".split()
 )
 # A department or service as a doer ("Cardiology recommends", "Neurology saw him").
 _SERVICE = re.compile(r"[a-z]+(?:ology|iatry|iatrics)$")
@@ -125,7 +129,7 @@ _PEOPLE_SEX = {
     "policewoman": "female",
 }
 _SOMEONE = frozenset("someone somebody anyone anybody".split())
-_TITLE = re.compile(r"\b(Dr|Mr|Mrs|Ms|Miss|Prof)\.?\s+(?:[A-Z][A-Za-z'’-]+|_{2,})")
+_TITLE = re.compile(r"\b(Dr|Mr|Mrs|Ms|Miss|Prof)\.?\s+([A-Z][A-Za-z'’-]+|_{2,})")
 _TITLE_SEX = {"Mr": "male", "Mrs": "female", "Ms": "female", "Miss": "female"}
 # Role abbreviations read as a person only after a determiner ("the PA", not "PA and lateral").
 _SHORT_ROLES = frozenset("pa np ot pt rn cna lpn emt pcp gp sho crna md do tech".split())
@@ -193,13 +197,22 @@ def patient_noun(text: str, start: int) -> bool:
 def people(text: str) -> tuple[Person, ...]:
     """Every person other than the patient named in ``text``, in order (found once per text)."""
     found: dict[int, Person] = {}
+    titled = {(m.group(1), m.group(2)) for m in _TITLE.finditer(text) if m.group(1) in _TITLE_SEX}
     for match in _TITLE.finditer(text):
-        found[match.start()] = Person(match.start(), _TITLE_SEX.get(match.group(1)))
+        # "Mr. Jones" is the patient when the note names one titled person and nothing marks
+        # them as someone else; two ("Mrs. Lopez ... Mr. Lopez") leave each open.
+        patient = (
+            match.group(1) in _TITLE_SEX
+            and len(titled) == 1
+            and not mentions.title_is_third_party(text, match.start(), match.end())
+        )
+        if not patient:
+            found[match.start()] = Person(match.start(), _TITLE_SEX.get(match.group(1)))
     words = mentions.words(text, 0, len(text))
     for i, word in enumerate(words):
         key = word.key
         before = words[i - 1].key if i else ""
-        if key in TITLES or key in ("dr", "prof") or word.start in found:
+        if key in TITLES or key in ("dr", "prof") or _TITLE.match(text, word.start):
             continue
         # A determiner up to two words before a doer: "his AA sponsor", "the night nurse".
         determined = any(w.key in _DETERMINERS for w in words[max(0, i - 3) : i])
@@ -212,6 +225,11 @@ def people(text: str) -> tuple[Person, ...]:
         elif key in ("male", "female", "males", "females"):
             after = words[i + 1].key if i + 1 < len(words) else ""
             named = is_person_word(after) or after in OCCUPATIONS  # "the male nurse"
+        elif key in GROUPS:
+            # "Speech therapy saw her": a group among its sentence's first two words.
+            lo = mentions.sentence_bounds(text, word.start)[0]
+            opens = i < 2 or words[i - 2].end <= lo
+            named = determined or opens
         elif key in PEOPLE_NOUNS:
             named = not patient_noun(text, word.start)
         else:
@@ -225,6 +243,22 @@ def people(text: str) -> tuple[Person, ...]:
         if named:
             found[word.start] = Person(word.start, _PEOPLE_SEX.get(key))
     return tuple(sorted(found.values(), key=lambda p: p.start))
+
+
+# Words after "her" that read both as a noun and as a verb or adverb: "makes her work late"
+# (object) or "her work" (possessive), "examined her back", "sent her home".
+_EITHER_AFTER_HER = frozenset(
+    "back home work walk rest sleep eat dress feel go down off over up out in round around "
+    "drink stand sit talk move cough breathe swallow shower bath bathe lie wait stay run fall "
+    "fast best better worse first last turn call check place try push".split()
+)
+
+
+def her_is_open(text: str, end: int) -> bool:
+    """Whether "her" ending at ``end`` may be an object or a possessive: the word after it
+    reads both as a noun and otherwise ("makes her work late", "examined her back")."""
+    following = re.match(r"\s*([A-Za-z]+)", text[end:])
+    return following is not None and following.group(1).lower() in _EITHER_AFTER_HER
 
 
 def plain_object(text: str, end: int) -> bool:

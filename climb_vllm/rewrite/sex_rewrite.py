@@ -670,16 +670,18 @@ def settle(
                 key == "her" and entry.after.lower() == "him" and certainty.plain_object(text, end)
             )
             certain = not entry.uncertain and reading.certain(entry.offset, key, kind, object_)
+            if key == "her" and certainty.her_is_open(text, end):
+                certain = False  # "his" or "him": "makes her work late", "examined her back"
         else:
             reading.kept(entry.offset, key)
             certain = False
         certain_at[entry.offset] = certain
         marked.append((replace(entry, uncertain=not certain), applied))
         possessed = kin.get(entry.offset)
-        if possessed is not None and (not certain or key != ("his" if to == "female" else "her")):
-            marked.append((possessed, False))
+        if possessed is not None and not certain:
+            marked.append((possessed, False))  # "her mother" where "her" may be the daughter's
     for possessive, entry in kin.items():
-        if possessive not in certain_at and (possessive, entry) not in marked:
+        if possessive not in certain_at:
             marked.append((entry, False))  # "her husband" in a man's note: "her" is not his
     return _decide(text, marked, to, decisions or {})
 

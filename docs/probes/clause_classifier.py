@@ -25,11 +25,12 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 ROOT = Path(__file__).parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "benchmarks" / "extrinsic"))
+sys.path.insert(0, str(ROOT / "tests" / "rewrite"))
 
 import test_sex_rewrite as scoring  # noqa: E402
 
 from climb_vllm.resources.encoder import Encoder  # noqa: E402
+from climb_vllm.rewrite import accuracy  # noqa: E402
 from climb_vllm.rewrite.sex_rewrite import swap_sex  # noqa: E402
 
 TRAIN = ["development", "held_out", "held_out_2", "held_out_3", "held_out_4", "held_out_5"]
@@ -47,8 +48,8 @@ def uncertain_pronouns(part: str) -> list[tuple[str, bool]]:
         row = json.loads(line)
         text = row["text"]
         _, log = swap_sex(text, row["to"], referee=False)
-        wanted = {(i, before) for i, before, _ in scoring._edits(text, row["expected"])}
-        token_at = dict(zip(accumulate([0] + [len(t) for t in scoring._tokens(text)]), count()))
+        wanted = {(i, before) for i, before, _ in accuracy.token_edits(text, row["expected"])}
+        token_at = dict(zip(accumulate([0] + [len(t) for t in accuracy.tokens(text)]), count()))
         for edit in log:
             if edit.uncertain and edit.before.lower() in ("he", "she", "him", "her", "his"):
                 rest = text[edit.offset :]

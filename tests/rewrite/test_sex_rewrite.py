@@ -3,15 +3,14 @@ the labelled note sentences of ``tests/golden/counterfactual/sex_rewrite.jsonl``
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
-from itertools import accumulate, count
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from climb_vllm.core.resampling import ratio_interval
+from climb_vllm.rewrite import accuracy
 from climb_vllm.rewrite.sex_rewrite import Edit, swap_sex
 
 GOLDEN_DIR = Path(__file__).parents[1] / "golden" / "counterfactual"
@@ -303,54 +302,9 @@ def test_a_default_third_party_is_edited_and_marked() -> None:
     assert swap_sex(note, "female", "hpi") == (note, [])
 
 
-def _tokens(text: str) -> list[str]:
-    return re.findall(r"\w+|[^\w\s]|\s+", text)
-
-
-def _edits(before: str, after: str) -> set[tuple[int, str, str]]:
-    """Token-level replacements that turn ``before`` into ``after``."""
-    a, b = _tokens(before), _tokens(after)
-    found: set[tuple[int, str, str]] = set()
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if op != "equal":
-            found.add((i1, "".join(a[i1:i2]), "".join(b[j1:j2])))
-    return found
-
-
-def score_labelled(rows: list[dict[str, object]]) -> dict[str, float]:
-    """Correct edits / (expected | made edits), sentences exactly right, changed facts, and
-    what a reviewer of the uncertain edits would see: how many there are, and how many of the
-    wrong words are among them (a wrong keep is never among them)."""
-    correct = union = exact = facts = entries = flagged_wrong = 0
-    per_excerpt: list[tuple[int, int]] = []  # (correct, expected | made) of each excerpt
-    for row in rows:
-        text, expected = str(row["text"]), str(row["expected"])
-        made, log = swap_sex(text, str(row["to"]))
-        want, got = _edits(text, expected), _edits(text, made)
-        correct += len(want & got)
-        union += len(want | got)
-        per_excerpt.append((len(want & got), len(want | got)))
-        exact += made == expected
-        facts += sum(str(f) not in made for f in row["facts"])  # type: ignore[attr-defined]
-        token_at = dict(zip(accumulate([0] + [len(t) for t in _tokens(text)]), count()))
-        for edit in log:
-            if edit.uncertain:
-                entries += 1
-                flagged_wrong += (token_at[edit.offset], edit.before, edit.after) not in want
-    # 95% percentile bootstrap over excerpts (2,000 resamples, seed 0): the unit a set samples.
-    low, high = ratio_interval([c for c, _ in per_excerpt], [u for _, u in per_excerpt])
-    return {
-        "sentences": len(rows),
-        "edits": union,
-        "edit_accuracy": correct / union if union else 1.0,
-        "edit_accuracy_low": round(low, 3),
-        "edit_accuracy_high": round(high, 3),
-        "sentence_accuracy": exact / len(rows),
-        "fact_changes": facts,
-        "wrong_words": union - correct,
-        "uncertain_entries": entries,
-        "wrong_words_among_them": flagged_wrong,
-    }
+def score_labelled(rows: list[dict[str, object]]) -> dict[str, Any]:
+    """The rewrite's figures on labelled rows (:func:`climb_vllm.rewrite.accuracy.score`)."""
+    return accuracy.score(rows)
 
 
 def test_labelled_sentences_meet_the_targets() -> None:
@@ -461,6 +415,10 @@ def test_third_party_excerpts_meet_their_floors(name: str) -> None:
     score = score_labelled(rows)
     print(name, json.dumps(score))
     assert score["edit_accuracy"] >= THIRD_PARTY_FLOORS[name]
+    # What the rewrite marks certain is right, and its errors are marked (each set on its own;
+    # a set whose every word is right has no wrong word to mark).
+    assert score["certain_accuracy"] >= 0.99
+    assert score["wrong_marked"] is None or score["wrong_marked"] >= 0.9
     # The printed interval holds the estimate printed beside it.
     assert score["edit_accuracy_low"] <= score["edit_accuracy"] <= score["edit_accuracy_high"]
 

@@ -158,6 +158,14 @@ class ExtrinsicBenchmark:
             suite_flags=("--index-limit",),
             suite_help="extrinsic: map onto N sampled codes",
         ),
+        Option(
+            "--rewrite-decisions",
+            "rewrite_decisions",
+            "a filled-in uncertain_edits.csv of an earlier run: your decisions on the words the "
+            "sex rewrite marked uncertain, applied to the counterfactual notes",
+            field="rewrite_decisions",
+            suite_flags=("--rewrite-decisions",),
+        ),
         Option("--chunk-size", "chunk_size", "prompts per stored chunk", field="chunk_size"),
         Option(
             "--protocol",
@@ -220,6 +228,11 @@ class ExtrinsicBenchmark:
         cases = str(fields.get("cases", ExtrinsicConfig.model_fields["cases"].default))
         fields["cases_sha256"] = run.cases_sha256(cases)
         fields["rewrite_sha256"] = run.rewrite_sha256()
+        if fields.get("rewrite_decisions"):
+            from climb_vllm.rewrite.review import file_sha256, load_decisions
+
+            load_decisions(fields["rewrite_decisions"])  # a bad file fails before the run
+            fields["rewrite_decisions_sha256"] = file_sha256(fields["rewrite_decisions"])
         fields.update(_budget(engine, fields))
         try:
             return ExtrinsicConfig(**engine, **fields)
@@ -245,12 +258,14 @@ class ExtrinsicBenchmark:
 
         return (
             ReportTable("table4", T["table4"], 40),
+            ReportTable("table4_certain", T["table4_certain"], 41),
             ReportTable("table5", T["table5"], 50),
             ReportTable("table7", T["table7"], 60),
             ReportTable("by_chapter", T["by_chapter"], 65),
             ReportTable("intersections", T["intersections"], 66),
             ReportTable("variants", T["variants"], 130),
             ReportTable("edits", T["edits"], 135),
+            ReportTable("review", T["review"], 136),
         )
 
     def figures(self) -> tuple[ReportFigure, ...]:

@@ -22,6 +22,9 @@ class ExtrinsicConfig(EngineConfig):
         rewrite_sha256: hash of the sex rewrite's code and the referee's weights
             (:func:`~climb_vllm.rewrite.identity.rewrite_sha256`), so that a run is
             never resumed with counterfactual notes written by another version of them.
+        rewrite_decisions: a filled-in review file of the sex rewrite's uncertain words
+            (:mod:`~climb_vllm.rewrite.review`), applied to the counterfactual notes.
+        rewrite_decisions_sha256: its hash, so that a changed file is a changed run.
         icd_release: the release the gold codes and the mapping use.
         limit: the first N cases of the file (None = all).
         seed: base seed; each prompt's sampling seed derives from it and the prompt id.
@@ -49,6 +52,8 @@ class ExtrinsicConfig(EngineConfig):
     cases: str = "synthetic"
     cases_sha256: str | None = None
     rewrite_sha256: str | None = None
+    rewrite_decisions: str | None = None
+    rewrite_decisions_sha256: str | None = None
     icd_release: str = "2021"
     limit: int | None = Field(default=None, ge=1)
     seed: int = 0

@@ -9,9 +9,13 @@ edit log).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from climb_vllm.rewrite.sex_rewrite import Edit, swap_sex
+from climb_vllm.rewrite.sex_rewrite import Edit, rewrite
+
+#: A person's decisions for one case: (to, section, offset, word) -> the sex the word states.
+CaseDecisions = Mapping[tuple[str, str, int, str], str]
 
 #: The paper's baseline demographics; every counterfactual changes one attribute from these.
 BASELINE = {"sex": "male", "ethnicity": "White", "insurance": "Other"}
@@ -42,6 +46,9 @@ class Variant:
         line: the patient-information line.
         sections: the note sections (rewritten for a sex change).
         edits: every change made to the sections.
+        uncertain: the words of the rewrite marked uncertain, changed or kept (for a kept one,
+            ``after`` is the word it would become), in section order.
+        decided: the decisions applied, as (to, section, offset, word).
     """
 
     name: str
@@ -52,6 +59,8 @@ class Variant:
     line: str
     sections: dict[str, str]
     edits: tuple[Edit, ...]
+    uncertain: tuple[Edit, ...] = ()
+    decided: frozenset[tuple[str, str, int, str]] = field(default_factory=frozenset)
 
 
 def _values(attribute: str, base: dict[str, str]) -> list[str]:
@@ -71,6 +80,7 @@ def variants(
     baseline: dict[str, str] | None = None,
     placebo: bool = True,
     intersections: tuple[str, ...] = (),
+    decisions: CaseDecisions | None = None,
 ) -> list[Variant]:
     """Every variant of one case: default, each counterfactual and the placebo, both placements.
 
@@ -82,6 +92,8 @@ def variants(
         intersections: pairs of attributes ("sex+ethnicity") also changed together: one
             variant per combination of their values, named "sex=female&ethnicity=Black",
             attribute "sex+ethnicity", value "female & Black".
+        decisions: a person's decisions on this case's uncertain words
+            (:mod:`~climb_vllm.rewrite.review`).
     """
     base = dict(BASELINE if baseline is None else baseline)
     specs: list[tuple[str, str, str, dict[str, str], str]] = [
@@ -111,10 +123,21 @@ def variants(
     for name, attribute, value, demographics, template in specs:
         new_sections = dict(sections)
         edits: list[Edit] = []
-        if demographics["sex"] != base["sex"]:  # the notes follow the stated sex
+        uncertain: list[Edit] = []
+        decided: set[tuple[str, str, int, str]] = set()
+        to = demographics["sex"]
+        if to != base["sex"]:  # the notes follow the stated sex
             for key, text in sections.items():
-                new_sections[key], made = swap_sex(text, demographics["sex"], key)
-                edits += made
+                mine = {
+                    (offset, word): sex
+                    for (sex_to, section, offset, word), sex in (decisions or {}).items()
+                    if sex_to == to and section == key
+                }
+                done = rewrite(text, to, key, decisions=mine)
+                new_sections[key] = done.text
+                edits += done.edits
+                uncertain += done.uncertain()
+                decided |= {(to, key, offset, word) for offset, word in done.decided}
         line = template.format(**demographics)
         for placement in PLACEMENTS:
             out.append(
@@ -127,6 +150,8 @@ def variants(
                     line,
                     new_sections,
                     tuple(edits),
+                    tuple(uncertain),
+                    frozenset(decided),
                 )
             )
     return out

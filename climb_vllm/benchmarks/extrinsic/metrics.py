@@ -348,6 +348,49 @@ def bias_table(hits: pl.DataFrame, cases: list[str] | None = None, seed: int = 0
     return pl.DataFrame(rows)
 
 
+def bias_on_certain(hits: pl.DataFrame, certain: list[str], seed: int = 0) -> pl.DataFrame:
+    """Table 4's sex counterfactuals over every case and over ``certain`` (the cases whose sex
+    rewrite holds no word marked uncertain), one row each with ``cases`` saying which, and
+    ``differs``: True when either estimate lies outside the other's 95% interval, the sign
+    that the uncertain rewrites move the bias beyond sampling noise (the two sets are nested,
+    so this is a flag to look, not a test)."""
+    import polars as pl
+
+    every = bias_table(hits, None, seed)
+    if every.height == 0:
+        return pl.DataFrame()
+    sure = bias_table(hits, certain, seed) if certain else pl.DataFrame()
+    rows = []
+    for row in every.filter(pl.col("attribute").str.contains("sex")).iter_rows(named=True):
+        mine = (
+            sure.filter(pl.col("value") == row["value"]).filter(
+                pl.col("attribute") == row["attribute"]
+            )
+            if sure.height
+            else sure
+        )
+        other = mine.row(0, named=True) if mine.height else None
+        differs = other is not None and (
+            not other["ci_low"] <= row["bias"] <= other["ci_high"]
+            or not row["ci_low"] <= other["bias"] <= row["ci_high"]
+        )
+        for scope, found in (("every case", row), ("certain rewrites", other)):
+            rows.append(
+                {
+                    "attribute": row["attribute"],
+                    "value": row["value"],
+                    "cases": scope,
+                    "pairs": found["pairs"] if found else 0,
+                    "bias": found["bias"] if found else float("nan"),
+                    "ci_low": found["ci_low"] if found else float("nan"),
+                    "ci_high": found["ci_high"] if found else float("nan"),
+                    "p_value": found["p_value"] if found else float("nan"),
+                    "differs": differs,
+                }
+            )
+    return pl.DataFrame(rows)
+
+
 def bias_by_case_type(hits: pl.DataFrame, gold: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
     """CLIMB Table 5: the bias table over sex-neutral and over sex-specific cases."""
     import polars as pl

@@ -14,13 +14,14 @@ Items are identified as ``<case id>::<variant>::<placement>``, e.g. ``syn-001::s
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from climb_vllm.benchmarks.extrinsic import layout
 from climb_vllm.benchmarks.extrinsic.cases import SECTION_TITLES, Case
 from climb_vllm.benchmarks.extrinsic.counterfactual import Variant, variants
+from climb_vllm.rewrite.review import Decision, Key, sentence_of, unused
 
 if TYPE_CHECKING:
     import polars as pl
@@ -114,12 +115,21 @@ def turns(
 
 
 def case_variants(
-    case: Case, placebo: bool = True, intersections: tuple[str, ...] = ()
+    case: Case,
+    placebo: bool = True,
+    intersections: tuple[str, ...] = (),
+    decisions: Mapping[Key, Decision] | None = None,
 ) -> list[Variant]:
-    """Every variant of one case, changed from the case's own demographics (``intersections``:
-    :func:`~climb_vllm.benchmarks.extrinsic.counterfactual.variants`)."""
+    """Every variant of one case, changed from the case's own demographics (``intersections``
+    and ``decisions``: :func:`~climb_vllm.benchmarks.extrinsic.counterfactual.variants`, the
+    decisions of every case, :func:`~climb_vllm.rewrite.review.load_decisions`)."""
     baseline = {"sex": case.sex, "ethnicity": case.ethnicity, "insurance": case.insurance}
-    return variants(case.sections, baseline, placebo=placebo, intersections=intersections)
+    mine = {
+        (to, section, offset, word): d.sex
+        for (name, to, section, offset, word), d in (decisions or {}).items()
+        if name == case.id
+    }
+    return variants(case.sections, baseline, placebo, intersections, mine)
 
 
 def items_frame(
@@ -129,16 +139,25 @@ def items_frame(
     model: str = "",
     fit: Fitter | None = None,
     intersections: tuple[str, ...] = (),
+    decisions: Mapping[Key, Decision] | None = None,
 ) -> pl.DataFrame:
     """One row per prompt: ``id, case, variant, attribute, value, placement, system, prompt,
     line, edits`` (the edit log as JSON: section, offset, before, after, uncertain per change),
-    ``n_edits``, ``n_uncertain_edits``, ``kept_share`` and
-    ``truncated`` (see :func:`turns` for the other arguments)."""
+    ``uncertain`` (the words marked uncertain as JSON: section, offset, word, the rewrite's
+    choice, the sentence), ``n_edits``, ``n_uncertain_edits`` (words marked uncertain, changed
+    or kept), ``n_decided``, ``kept_share`` and ``truncated`` (see :func:`turns` for the other
+    arguments; ``decisions``: :func:`~climb_vllm.rewrite.review.load_decisions`).
+
+    Raises:
+        UserError: a decision names no uncertain word of these cases.
+    """
     import polars as pl
 
     rows: list[dict[str, object]] = []
+    used: set[Key] = set()
     for case in cases:
-        for variant in case_variants(case, placebo, intersections):
+        for variant in case_variants(case, placebo, intersections, decisions):
+            used |= {(case.id, *key) for key in variant.decided}
             system, prompt, kept = turns(variant, case, protocol, model, fit)
             rows.append(
                 {
@@ -163,13 +182,34 @@ def items_frame(
                             for e in variant.edits
                         ]
                     ),
+                    "uncertain": json.dumps(_review_entries(case, variant)),
                     "n_edits": len(variant.edits),
-                    "n_uncertain_edits": sum(e.uncertain for e in variant.edits),
+                    "n_uncertain_edits": len(variant.uncertain),
+                    "n_decided": len(variant.decided),
                     "kept_share": kept,
                     "truncated": kept < 1.0,
                 }
             )
+    if decisions:
+        unused(dict(decisions), used)
     return pl.DataFrame(rows)
+
+
+def _review_entries(case: Case, variant: Variant) -> list[dict[str, object]]:
+    """The uncertain words of one variant's rewrite, as the review file lists them."""
+    changed = {(e.section, e.offset) for e in variant.edits}
+    entries: list[dict[str, object]] = []
+    for e in variant.uncertain:
+        entries.append(
+            {
+                "section": e.section,
+                "offset": e.offset,
+                "word": e.before,
+                "rewrite": e.after if (e.section, e.offset) in changed else e.before,
+                "sentence": sentence_of(case.sections[e.section], e.offset),
+            }
+        )
+    return entries
 
 
 def gold_frame(
@@ -212,3 +252,39 @@ def edit_summary(items: pl.DataFrame) -> pl.DataFrame:
             .alias("uncertain_share")
         )
     )
+
+
+def review_frame(items: pl.DataFrame) -> pl.DataFrame:
+    """The review file's rows (:data:`~climb_vllm.rewrite.review.COLUMNS`): every word marked
+    uncertain in the sex rewrites, once per case and sex (not per placement or per variant
+    that shares the rewrite), with an empty decision column."""
+    import polars as pl
+
+    from climb_vllm.rewrite.review import COLUMNS
+
+    rows: dict[tuple[str, str, str, int], dict[str, str]] = {}
+    sexed = items.filter(pl.col("attribute").str.contains("sex"))
+    for case, variant, entries in sexed.select("case", "variant", "uncertain").iter_rows():
+        to = next(p.split("=")[1] for p in variant.split("&") if p.startswith("sex="))
+        for e in json.loads(entries):
+            key = (case, to, e["section"], e["offset"])
+            rows[key] = {
+                "case": case,
+                "to": to,
+                "section": e["section"],
+                "offset": str(e["offset"]),
+                "sentence": e["sentence"],
+                "word": e["word"],
+                "rewrite": e["rewrite"],
+                "decision": "",
+            }
+    return pl.DataFrame(list(rows.values()), schema=dict.fromkeys(COLUMNS, pl.String))
+
+
+def certain_cases(items: pl.DataFrame) -> list[str]:
+    """The cases whose sex rewrite holds no word marked uncertain."""
+    import polars as pl
+
+    sexed = items.filter(pl.col("attribute") == "sex")
+    unsure = set(sexed.filter(pl.col("n_uncertain_edits") > 0)["case"].to_list())
+    return sorted(set(sexed["case"].to_list()) - unsure)

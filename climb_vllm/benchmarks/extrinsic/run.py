@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from climb_vllm.core.store import RunStore
     from climb_vllm.icd_mapping.icdmap import Mapper
     from climb_vllm.resources.ontology import Ontology
+    from climb_vllm.rewrite.review import Decision, Key
     from climb_vllm.runner.run import RunContext
 
 
@@ -61,8 +62,25 @@ def load_inputs(config: ExtrinsicConfig) -> tuple[Ontology, list[Case], pl.DataF
         config.served_model or config.model,
         fit,
         config.intersections,
+        _decisions(config),
     )
     return ontology, cases, items
+
+
+def _decisions(config: ExtrinsicConfig) -> dict[Key, Decision] | None:
+    """The run's decisions on uncertain words, refused when the file changed since the run
+    was configured."""
+    from climb_vllm.rewrite.review import file_sha256, load_decisions
+
+    if not config.rewrite_decisions:
+        return None
+    if file_sha256(config.rewrite_decisions) != config.rewrite_decisions_sha256:
+        raise UserError(
+            f"The decisions file {config.rewrite_decisions} changed since the run was made.",
+            "restore the file the run used (its sha256 is in the manifest), or run the changed "
+            "file in a new run folder",
+        )
+    return load_decisions(config.rewrite_decisions)
 
 
 def _fitter(config: ExtrinsicConfig) -> Fitter | None:
@@ -248,9 +266,14 @@ def map_records(
 
 
 def extrinsic_tables(
-    outputs: pl.DataFrame, points: pl.DataFrame, cases: list[Case], ontology: Ontology
+    outputs: pl.DataFrame,
+    points: pl.DataFrame,
+    cases: list[Case],
+    ontology: Ontology,
+    certain: list[str] | None = None,
 ) -> dict[str, pl.DataFrame]:
-    """Every metric table of a run (long form, fractions)."""
+    """Every metric table of a run (long form, fractions); ``certain``: the cases whose sex
+    rewrite holds no uncertain word (every case when None)."""
     from climb_vllm.benchmarks.extrinsic import metrics
     from climb_vllm.benchmarks.extrinsic.chapters import bias_by_chapter
     from climb_vllm.benchmarks.extrinsic.intersections import interaction_table
@@ -260,6 +283,9 @@ def extrinsic_tables(
     hits = metrics.output_hits(outputs, gold, ontology)
     return {
         "bias": metrics.bias_table(hits),
+        "bias_certain": metrics.bias_on_certain(
+            hits, [c.id for c in cases] if certain is None else certain
+        ),
         "bias_by_case_type": metrics.bias_by_case_type(hits, gold),
         "bias_by_chapter": bias_by_chapter(outputs, gold, ontology),
         "intersections": interaction_table(hits),
@@ -272,10 +298,13 @@ def write_extrinsic_report(
     store: RunStore, quiet: bool = False, display: str = "rich"
 ) -> dict[str, Any]:
     """Map a run's records, write ``results/extrinsic/`` and return its metrics."""
+    import polars as pl
+
     from climb_vllm.benchmarks.extrinsic import tables as tables_layout
     from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
-    from climb_vllm.benchmarks.extrinsic.prompts import edit_summary
+    from climb_vllm.benchmarks.extrinsic.prompts import certain_cases, edit_summary, review_frame
     from climb_vllm.core.results import write_tables
+    from climb_vllm.rewrite.review import write_review
 
     config = ExtrinsicConfig(**store.section("extrinsic").config)
     if cases_sha256(config.cases) != config.cases_sha256:
@@ -303,8 +332,9 @@ def write_extrinsic_report(
 
     notes = {case.id: notes_text(case.sections) for case in cases}
     outputs, points = map_records(records, items, mapper, notes)
-    tables = extrinsic_tables(outputs, points, cases, ontology)
+    tables = extrinsic_tables(outputs, points, cases, ontology, certain_cases(items))
     tables["edits"] = edit_summary(items)
+    tables["review"] = review_frame(items)
     directory = results_folder(store.root, "extrinsic")
     facts = {
         "outputs": outputs.height,
@@ -312,7 +342,8 @@ def write_extrinsic_report(
         "truncated_outputs": int((outputs["finish_reason"] == "length").sum()),
         "non_text_outputs": int((outputs["finish_reason"] == "non-text").sum()),
         "truncated_prompts": int(items["truncated"].sum()),
-        "uncertain_edits": int(items["n_uncertain_edits"].sum()),
+        "uncertain_edits": tables["review"].height,
+        "decided_edits": int(items.filter(pl.col("placement") == "before")["n_decided"].sum()),
         "no_parse_outputs": int((outputs["codes"].list.len() == 0).sum()),
         "refusal_outputs": int(outputs["refusal"].sum()),
         "dropped_by_clibench_rule": int(outputs["dropped"].sum()),
@@ -329,6 +360,7 @@ def write_extrinsic_report(
         tables,
         facts,
     )
+    write_review(directory / "uncertain_edits.csv", tables["review"].to_dicts())
     points.write_parquet(directory / "points.parquet")
     outputs.write_parquet(directory / "outputs.parquet")
     if not quiet:

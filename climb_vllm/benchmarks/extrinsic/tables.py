@@ -7,6 +7,9 @@ from collections.abc import Callable
 
 import polars as pl
 
+#: The uncertain words the report shows (the CSV beside it holds all).
+REVIEW_ROWS = 50
+
 TITLES = {
     "table4": "CLIMB Table 4. Bias score per counterfactual (percentage points of mean recall "
     "over L1-L5, averaged over both placements; % = of the default's recall), over the cases that "
@@ -21,9 +24,16 @@ TITLES = {
     "intersections": "Two attributes changed at once: the joint bias (pp, as Table 4), each "
     "single change's bias over the same cases, and the interaction = joint - (first + "
     "second): 0 when the changes add up. 95% CI: bootstrap over those cases",
+    "table4_certain": "CLIMB Table 4, sex counterfactuals: the bias over every case and over "
+    "the cases whose rewritten notes hold no word marked uncertain (certain rewrites), as "
+    "Table 4. Differs: either estimate lies outside the other's 95% CI, so the uncertain "
+    "rewrites move the bias: review them (uncertain_edits.csv) before reading the first row",
     "edits": "Counterfactual notes: edits per counterfactual (cases and placements summed) and the "
-    "share marked uncertain, whose referent may not be the patient (a relative or a clinician "
-    "named nearby), listed in the prompts' edit logs for review",
+    "words marked uncertain, changed or kept, where someone other than the patient could be "
+    "meant (a relative, a clinician, a stranger named nearby), with their share of the edits",
+    "review": "Words of the sex rewrite marked uncertain, for a person to decide (first "
+    f"{REVIEW_ROWS} rows; all of them in uncertain_edits.csv). Fill in its decision column "
+    "with the sex each word is to state and pass the file with --rewrite-decisions",
     "variants": "Per variant and placement: outputs with no parsed code and refusals (both "
     "counted as recall 0), outputs CliBench's scoring would drop, recall (%) and the share of "
     "diagnosis points per mapping method (%)",
@@ -100,7 +110,40 @@ def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, p
         "table7": table7,
         "variants": shown,
         "edits": _edits(tables.get("edits", pl.DataFrame()), model),
+        "table4_certain": _certain(tables.get("bias_certain", pl.DataFrame()), model),
+        "review": _review(tables.get("review", pl.DataFrame())),
     }
+
+
+def _certain(frame: pl.DataFrame, model: str) -> pl.DataFrame:
+    """Table 4's sex rows over every case and over certain rewrites, as shown."""
+    if frame.height == 0:
+        return frame
+    return frame.select(
+        pl.lit(model).alias("Model"),
+        pl.col("attribute").alias("Attribute"),
+        pl.col("value").alias("Value"),
+        pl.col("cases").alias("Cases"),
+        pl.col("pairs").alias("Pairs"),
+        _pct("bias").alias("Bias (pp)"),
+        pl.format("[{}, {}]", _pct("ci_low"), _pct("ci_high")).alias("Bias (pp) 95% CI"),
+        pl.col("p_value").round(4).alias("p"),
+        pl.when(pl.col("differs")).then(pl.lit("yes")).otherwise(pl.lit("no")).alias("Differs"),
+    )
+
+
+def _review(frame: pl.DataFrame) -> pl.DataFrame:
+    """The first :data:`REVIEW_ROWS` uncertain words, as shown."""
+    if frame.height == 0:
+        return frame
+    return frame.head(REVIEW_ROWS).select(
+        pl.col("case").alias("Case"),
+        pl.col("to").alias("To"),
+        pl.col("section").alias("Section"),
+        pl.col("sentence").alias("Sentence"),
+        pl.col("word").alias("Word"),
+        pl.col("rewrite").alias("Rewrite wrote"),
+    )
 
 
 def _edits(frame: pl.DataFrame, model: str) -> pl.DataFrame:
