@@ -83,7 +83,7 @@ def test_the_patients_own_kin_word_changes() -> None:
 def test_people_names_doers_and_leaves_things() -> None:
     text = "The technician and the accountant checked the monitor and the catheter."
     found = [text[p.start : p.start + 10] for p in people(text)]
-    assert found == ["technician", "accountan"[:9] + "t"]
+    assert found == ["technician", "accountant"]
     # The patient by a single title, and the patient's description, are not someone else.
     assert people("Mr. Jones is a 67-year-old man.") == ()
     assert people("Mr. Jones called Mr. Smith.") != ()

@@ -271,3 +271,45 @@ def test_two_attributes_at_once_end_to_end(tiny_model: Path, tmp_path: Path) -> 
     assert joint.height >= 1 and set(joint["Attributes"]) == {"sex+insurance"}
     # A pair the benchmark does not offer is refused with the choices named.
     assert main(command(tiny_model, tmp_path / "bad", "--intersection", "sex+age")) == 2
+
+
+def test_uncertain_words_go_to_a_review_file_and_decisions_come_back(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = tmp_path / "cases.jsonl"
+    unsure = ONE_CASE | {
+        "id": "unsure",
+        "notes": {"clinical_note": "The nurse saw her. She has gout."},
+    }
+    sure = ONE_CASE | {"id": "sure"}
+    cases.write_text("".join(json.dumps(c) + "\n" for c in (unsure, sure)))
+    out = tmp_path / "run"
+    assert main(command(tiny_model, out, "--cases", str(cases), "--no-placebo")) == 0
+    results = out / "results" / "extrinsic"
+    review = pl.read_csv(results / "uncertain_edits.csv", infer_schema=False)
+    assert review["case"].unique().to_list() == ["unsure"]
+    # "her" is the nurse's object, so the patient's; "She" may be the nurse.
+    assert review["word"].to_list() == ["She"] and review["decision"].is_null().all()
+    certain = pl.read_csv(results / "table4_certain.csv")
+    assert certain["Cases"].to_list() == ["every case", "certain rewrites"]
+    assert certain["Pairs"].to_list() == [2, 1]
+    # A person decides: "She" is the patient's (a man in the counterfactual).
+    filled = tmp_path / "decisions.csv"
+    review.with_columns(pl.lit("male").alias("decision")).write_csv(filled)
+    second = tmp_path / "decided"
+    args = command(tiny_model, second, "--cases", str(cases), "--no-placebo")
+    assert main([*args, "--rewrite-decisions", str(filled)]) == 0
+    manifest = json.loads((second / "manifest.json").read_text())
+    config = manifest["benchmarks"]["extrinsic"]["config"]
+    assert config["rewrite_decisions"] == str(filled) and config["rewrite_decisions_sha256"]
+    assert pl.read_csv(second / "results" / "extrinsic" / "uncertain_edits.csv").height == 0
+    assert pl.read_csv(second / "results" / "extrinsic" / "table4_certain.csv")[
+        "Pairs"
+    ].to_list() == [2, 2]
+    # A changed file is a changed run: resuming into that folder is refused.
+    review.with_columns(pl.lit("female").alias("decision")).write_csv(filled)
+    assert "rewrite_decisions_sha256" in _error(capsys, [*args, "--rewrite-decisions", str(filled)])
+    # A decision that is neither sex: one line naming the file's line.
+    review.with_columns(pl.lit("unsure").alias("decision")).write_csv(filled)
+    err = _error(capsys, [*args, "--rewrite-decisions", str(filled), "--out", str(tmp_path / "x")])
+    assert "line 2" in err and "neither sex" in err
