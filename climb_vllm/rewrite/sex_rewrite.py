@@ -58,6 +58,12 @@ Last, a subject and an object pronoun of one clause that were both edited ("Fine
 aspiration was done. He will call him with the results") cannot both be the patient's: a
 pronoun object is never its clause's subject, so the referee keeps the one it finds likelier
 someone else's. The labelled sentences in ``tests/golden/counterfactual/`` measure all of it.
+
+**Certainty.** Whatever the rules and the referee decide, each word is then marked certain or
+uncertain from the text alone (:mod:`~climb_vllm.rewrite.certainty`): certain only where no one
+but the patient can take it. :func:`rewrite` returns the edits and the words it kept as someone
+else's, each so marked, and applies a person's decisions on the uncertain ones
+(:mod:`~climb_vllm.rewrite.review`).
 """
 
 from __future__ import annotations
