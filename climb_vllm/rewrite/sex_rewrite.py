@@ -72,14 +72,14 @@ import bisect
 import functools
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
 
-from climb_vllm.rewrite import certainty, mentions, referents
+from climb_vllm.rewrite import kin, mentions, referents
 from climb_vllm.rewrite.clause_states import (
     acts_after_someone,
     opens_act_of_care,
     reports_after_companion,
 )
+from climb_vllm.rewrite.edits import Edit, Rewrite, match_case, settle
 from climb_vllm.rewrite.possessive import his_or_him, next_word
 from climb_vllm.rewrite.referee import (
     Judge,
@@ -155,133 +155,12 @@ _CLINICAL_TERMS = re.compile(
     r"|\b(?:wo)?men['’]s\s+(?:health|clinic|center|centre)\b",
     re.IGNORECASE,
 )
-# The patient's own part as a parent ("She is the mother of two" -> "He is the father of two").
-_PARENTS = {
-    "mother": "father",
-    "father": "mother",
-    "mom": "dad",
-    "dad": "mom",
-    "grandmother": "grandfather",
-    "grandfather": "grandmother",
-}
-# A relative's kin word that is the patient ("the patient's son ... his father"), as the other
-# sex's.
-_KIN_SWAP = {
-    **_PARENTS,
-    "mum": "dad",
-    "son": "daughter",
-    "daughter": "son",
-    "husband": "wife",
-    "wife": "husband",
-    "brother": "sister",
-    "sister": "brother",
-}
-# Kin words of the two sexes beyond those above, as (male, female).
-_KIN_PAIRS = (
-    ("uncle", "aunt"),
-    ("nephew", "niece"),
-    ("grandson", "granddaughter"),
-    ("boyfriend", "girlfriend"),
-    ("stepfather", "stepmother"),
-    ("stepson", "stepdaughter"),
-    ("grandpa", "grandma"),
-    ("brothers", "sisters"),
-    ("sons", "daughters"),
-)
-_PARENT_BEFORE = re.compile(
-    r"\b(?:he|she|patient|pt)\s+(?:is|was)\s+(?:a|the)\s+(?:[a-z-]+\s+)?$", re.IGNORECASE
-)
-_KIN_SWAP.update(
-    {
-        **{a: b for a, b in _KIN_PAIRS},
-        **{b: a for a, b in _KIN_PAIRS},
-    }
-)
-_KIN_MALE_ALL = frozenset(a for a, _ in _KIN_PAIRS) | {
-    "father",
-    "dad",
-    "grandfather",
-    "son",
-    "husband",
-    "brother",
-}
-_KIN_FEMALE_ALL = frozenset(b for _, b in _KIN_PAIRS) | {
-    "mother",
-    "mom",
-    "mum",
-    "grandmother",
-    "daughter",
-    "wife",
-    "sister",
-}
-_KIN_MALE = frozenset(
-    "father dad brother son grandfather uncle nephew husband boyfriend stepfather".split()
-)
-_KIN_FEMALE = frozenset(
-    "mother mom sister daughter grandmother aunt niece wife girlfriend stepmother".split()
-)
-_KIN_ADJECTIVES = frozenset(
-    "maternal paternal older younger elder oldest youngest late twin".split()
-)
 _FAMILY_LINE = re.compile(r"^\s*(?:fh|fhx|family\s+(?:history|hx))\b", re.IGNORECASE)
 # A sentence ends at ; ! ? a line break, or a full stop before white space that does not close
 # an abbreviation ("Dr. Patel", "E. coli").
 _SENTENCE_END = re.compile(
     r"[;!?\n]|(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)\.(?=\s)"
 )
-
-
-@dataclass(frozen=True)
-class Edit:
-    """One change of a rewrite.
-
-    Attributes:
-        section: the note section it happened in.
-        offset: character offset in the original section text.
-        before: the original text.
-        after: its replacement.
-        uncertain: the text leaves more than one reading of the word: its referent may be
-            someone other than the patient (:mod:`~climb_vllm.rewrite.certainty`).
-        decided: a person decided the word (a review file's decision).
-    """
-
-    section: str
-    offset: int
-    before: str
-    after: str
-    uncertain: bool = False
-    decided: bool = False
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    """A rewritten text and every decision behind it.
-
-    Attributes:
-        text: the new text.
-        edits: the changes made, in order of offset.
-        kept: words of the patient's sex left as they were because they may be someone
-            else's, each with the word it would have become (``after``), in order of offset.
-            Words kept with one reading (a relative's "his" in "his father") are not listed.
-        decided: the ``(offset, word)`` keys of the decisions that were applied.
-    """
-
-    text: str
-    edits: tuple[Edit, ...]
-    kept: tuple[Edit, ...]
-    decided: frozenset[tuple[int, str]] = frozenset()
-
-    def uncertain(self) -> list[Edit]:
-        """The edits and kept words marked uncertain, in order of offset."""
-        return sorted((e for e in self.edits + self.kept if e.uncertain), key=lambda e: e.offset)
-
-
-def _match_case(template: str, word: str) -> str:
-    if template.isupper() and len(template) > 1:
-        return word.upper()
-    if template[:1].isupper():
-        return word[:1].upper() + word[1:]
-    return word
 
 
 def _line_bounds(text: str, at: int) -> tuple[int, int]:
@@ -301,18 +180,6 @@ def _sentence_start(text: str, at: int) -> int:
     ends = _sentence_ends(text)
     before = bisect.bisect_right(ends, at)
     return ends[before - 1] if before else 0
-
-
-def _patient_parent(text: str, start: int, end: int, key: str, to: str) -> bool:
-    """Whether the kin word ``key`` at ``start`` is the patient's own part ("she is the
-    mother of two", "He is the son of a man with hemochromatosis"), of the sex the rewrite
-    changes from."""
-    if (key in _KIN_MALE_ALL) != (to == "female"):
-        return False
-    return bool(
-        _PARENT_BEFORE.search(text[max(0, start - 60) : start])
-        and re.match(r"\s+(?:of|to)\b", text[end : end + 5])
-    )
 
 
 def _his(text: str, end: int) -> str:
@@ -360,15 +227,15 @@ def _referent(
     (:mod:`~climb_vllm.rewrite.referee`; skipped when ``referee`` is False); else
     the rules' default, edited and marked uncertain while another person is in the
     sentence."""
-    same_kin = _KIN_MALE if male_patient else _KIN_FEMALE
+    same_kin = kin.KIN_MALE if male_patient else kin.KIN_FEMALE
     sentence = text[_sentence_start(text, start) : start]
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", sentence)]
     following = next_word(text, start + len(key))
     skip = re.match(r"[ \t]+[A-Za-z]+", text[start + len(key) :])
-    if following in _KIN_ADJECTIVES and skip:
+    if following in kin.KIN_ADJECTIVES and skip:
         # "her maternal aunt", "his older brother": the relative after the adjective.
         following = next_word(text, start + len(key) + skip.end())
-    possessive_of_kin = key in ("his", "her") and following in (_KIN_MALE | _KIN_FEMALE)
+    possessive_of_kin = key in ("his", "her") and following in (kin.KIN_MALE | kin.KIN_FEMALE)
     if possessive_of_kin:
         return False, False
     lo, _ = _line_bounds(text, start)
@@ -513,12 +380,12 @@ def rewrite(
 
     # One other person, of the other sex: each pronoun of the patient's sex is the patient's.
     one_other_person = mentions.only_someone_of_the_other_sex(text, to == "female")
-    for possessive, kin, kin_end in mentions.patient_as_relatives_kin(text):
-        word = text[kin:kin_end]
-        if (word.lower() in _KIN_MALE) == (to == "female"):
+    for possessive, kin_at, kin_end in mentions.patient_as_relatives_kin(text):
+        word = text[kin_at:kin_end]
+        if (word.lower() in kin.KIN_MALE) == (to == "female"):
             # "The patient's son ... his father": the father is the patient, "his" the son's.
-            edits.append(Edit(section, kin, word, _match_case(word, _KIN_SWAP[word.lower()])))
-            taken.update((possessive, kin))
+            edits.append(Edit(section, kin_at, word, match_case(word, kin.KIN_SWAP[word.lower()])))
+            taken.update((possessive, kin_at))
     for match in _AGE_SEX.finditer(text):
         group = 2 if match.group(2) is not None else 4
         if match.group(group).upper() != letter and match.group(group).isupper():
@@ -543,8 +410,8 @@ def rewrite(
             replacement: str | None = _his(text, end)
         elif to == "male" and key == "her":
             replacement = his_or_him(text, start, end)
-        elif key in _KIN_SWAP and _patient_parent(text, start, end, key, to):
-            replacement = _KIN_SWAP[key]
+        elif key in kin.KIN_SWAP and kin.patient_parent(text, start, end, key, to):
+            replacement = kin.KIN_SWAP[key]
         else:
             replacement = mapping.get(key)
         if replacement is None or _protected(text, start, end, word):
@@ -553,16 +420,16 @@ def rewrite(
             if word != word.capitalize() or not re.match(r"\.?\s+[A-Z_\[]", text[end : end + 4]):
                 continue  # "mr" in prose, or no name after it: not a title
             if mentions.title_is_third_party(text, start, end):
-                kept.append(Edit(section, start, word, _match_case(word, replacement)))
+                kept.append(Edit(section, start, word, match_case(word, replacement)))
                 continue
         if key in _PEOPLE and mentions.noun_is_third_party(text, start):
-            kept.append(Edit(section, start, word, _match_case(word, replacement)))
+            kept.append(Edit(section, start, word, match_case(word, replacement)))
             continue
         if key in ("sir", "ma'am"):
             speaker = reader(start).speaker(start)
             third_speaks = None if speaker is None else speaker.third
             if mentions.address_is_third_party(text, start, third_speaks):
-                kept.append(Edit(section, start, word, _match_case(word, replacement)))
+                kept.append(Edit(section, start, word, match_case(word, replacement)))
                 continue
         uncertain = False
         if key in _PRONOUNS and not one_other_person:
@@ -577,7 +444,7 @@ def rewrite(
                     or reports_after_companion(text, start, end)
                 ):
                     kept_leads.add(start)
-                    kept.append(Edit(section, start, word, _match_case(word, replacement)))
+                    kept.append(Edit(section, start, word, match_case(word, replacement)))
                     continue
             # Only a pronoun the referee may be asked about reads along a chain (off one, near
             # is False and chain_start None), so the rules alone never pay for the window.
@@ -588,9 +455,9 @@ def rewrite(
             if keep:
                 if key in ("he", "she"):
                     kept_leads.add(start)
-                kept.append(Edit(section, start, word, _match_case(word, replacement)))
+                kept.append(Edit(section, start, word, match_case(word, replacement)))
                 continue
-        edits.append(Edit(section, start, word, _match_case(word, replacement), uncertain))
+        edits.append(Edit(section, start, word, match_case(word, replacement), uncertain))
     if referee and not one_other_person:
         paired = _one_of_two(text, edits, reader, judge or default_referee())
         kept += [e for e in edits if e not in paired]
@@ -619,108 +486,3 @@ def _one_of_two(
         p_object = judge.third_party_probability(text, edit.offset, edit.offset + len(edit.before))
         dropped.add(subject if p_subject >= p_object else edit.offset)
     return [e for e in edits if e.offset not in dropped]
-
-
-# A possessive and a kin word after it, perhaps with an adjective ("her late husband").
-_POSSESSED_KIN = re.compile(
-    rf"\b(his|her)\s+(?:(?:{'|'.join(sorted(_KIN_ADJECTIVES))})\s+)?([a-z]+)\b", re.IGNORECASE
-)
-
-
-def _kin_to_check(text: str, to: str, section: str, edited: set[int]) -> dict[int, Edit]:
-    """Kin words of the patient's sex after a possessive, not edited, by the possessive's
-    offset: "her husband" in a man's note, "her mother" in a woman's, may be the patient (said
-    from the relative's side); each with the word it would become."""
-    source_kin = _KIN_MALE_ALL if to == "female" else _KIN_FEMALE_ALL
-    found: dict[int, Edit] = {}
-    for match in _POSSESSED_KIN.finditer(text):
-        word = match.group(2)
-        if word.lower() in source_kin and match.start(2) not in edited:
-            swap = _match_case(word, _KIN_SWAP[word.lower()])
-            found[match.start(1)] = Edit(section, match.start(2), word, swap, uncertain=True)
-    return found
-
-
-def settle(
-    text: str,
-    to: str,
-    section: str,
-    edits: list[Edit],
-    kept: list[Edit],
-    decisions: Mapping[tuple[int, str], str] | None = None,
-) -> Rewrite:
-    """The rewrite of ``text`` with each word's certainty (:mod:`~climb_vllm.rewrite.
-    certainty`) and a person's ``decisions`` applied.
-
-    Args:
-        text: the original text.
-        to: the sex the patient is written as.
-        section: the section's name, recorded in each entry.
-        edits: the changes the rules and the referee made.
-        kept: the words of the patient's sex they left as someone else's.
-        decisions: ``(offset, word) -> sex`` the word is to state, for words marked uncertain.
-    """
-    reading = certainty.Reading(text, "male" if to == "female" else "female")
-    kin = _kin_to_check(text, to, section, {e.offset for e in edits})
-    entries = sorted([(e, True) for e in edits] + [(e, False) for e in kept], key=_offset)
-    certain_at: dict[int, bool] = {}
-    marked: list[tuple[Edit, bool]] = []
-    for entry, applied in entries:
-        key = entry.before.lower().replace("’", "'")
-        end = entry.offset + len(entry.before)
-        kind = "age" if key in ("m", "f") else ""
-        if key in _KIN_SWAP and not _patient_parent(text, entry.offset, end, key, to):
-            kind = "kin"  # a relative's kin word said of the patient
-        if applied:
-            object_ = key == "him" or (
-                key == "her" and entry.after.lower() == "him" and certainty.plain_object(text, end)
-            )
-            certain = not entry.uncertain and reading.certain(entry.offset, key, kind, object_)
-            if key == "her" and certainty.her_is_open(text, end):
-                certain = False  # "his" or "him": "makes her work late", "examined her back"
-        else:
-            reading.kept(entry.offset, key)
-            certain = False
-        certain_at[entry.offset] = certain
-        marked.append((replace(entry, uncertain=not certain), applied))
-        possessed = kin.get(entry.offset)
-        if possessed is not None and not certain:
-            marked.append((possessed, False))  # "her mother" where "her" may be the daughter's
-    for possessive, entry in kin.items():
-        if possessive not in certain_at:
-            marked.append((entry, False))  # "her husband" in a man's note: "her" is not his
-    return _decide(text, marked, to, decisions or {})
-
-
-def _offset(entry: tuple[Edit, bool]) -> int:
-    return entry[0].offset
-
-
-def _decide(
-    text: str, marked: list[tuple[Edit, bool]], to: str, decisions: Mapping[tuple[int, str], str]
-) -> Rewrite:
-    """The :class:`Rewrite` of ``marked`` entries ((entry, applied)) once ``decisions`` move
-    the words they name: a word decided as ``to``'s is changed, else kept; either is certain."""
-    edits: list[Edit] = []
-    kept: list[Edit] = []
-    used: set[tuple[int, str]] = set()
-    for entry, applied in sorted(marked, key=_offset):
-        decision = decisions.get((entry.offset, entry.before))
-        if decision is not None and entry.uncertain:
-            used.add((entry.offset, entry.before))
-            applied = decision == to
-            entry = replace(entry, uncertain=False, decided=True)
-        (edits if applied else kept).append(entry)
-    return Rewrite(apply_edits(text, edits), tuple(edits), tuple(kept), frozenset(used))
-
-
-def apply_edits(text: str, edits: list[Edit]) -> str:
-    """``text`` with ``edits`` (sorted by offset, not overlapping) applied."""
-    parts: list[str] = []
-    cursor = 0
-    for edit in edits:
-        parts.append(text[cursor : edit.offset])
-        parts.append(edit.after)
-        cursor = edit.offset + len(edit.before)
-    parts.append(text[cursor:])
-    return "".join(parts)

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from climb_vllm.rewrite import accuracy
-from climb_vllm.rewrite.sex_rewrite import Edit, swap_sex
+from climb_vllm.rewrite.edits import Edit
+from climb_vllm.rewrite.sex_rewrite import swap_sex
 
 GOLDEN_DIR = Path(__file__).parents[1] / "golden" / "counterfactual"
 LABELLED = GOLDEN_DIR / "sex_rewrite.jsonl"

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from climb_vllm.rewrite.sex_rewrite import Edit, rewrite
+from climb_vllm.rewrite.edits import Edit
+from climb_vllm.rewrite.sex_rewrite import rewrite
 
 #: A person's decisions for one case: (to, section, offset, word) -> the sex the word states.
 CaseDecisions = Mapping[tuple[str, str, int, str], str]
