@@ -115,14 +115,21 @@ def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, p
     }
 
 
+def _counterfactual(model: str) -> list[pl.Expr]:
+    """The columns that open a per-counterfactual table: the model, attribute and value."""
+    return [
+        pl.lit(model).alias("Model"),
+        pl.col("attribute").alias("Attribute"),
+        pl.col("value").alias("Value"),
+    ]
+
+
 def _certain(frame: pl.DataFrame, model: str) -> pl.DataFrame:
     """Table 4's sex rows over every case and over certain rewrites, as shown."""
     if frame.height == 0:
         return frame
     return frame.select(
-        pl.lit(model).alias("Model"),
-        pl.col("attribute").alias("Attribute"),
-        pl.col("value").alias("Value"),
+        *_counterfactual(model),
         pl.col("cases").alias("Cases"),
         pl.col("pairs").alias("Pairs"),
         _pct("bias").alias("Bias (pp)"),
@@ -151,9 +158,7 @@ def _edits(frame: pl.DataFrame, model: str) -> pl.DataFrame:
     if frame.height == 0:
         return frame
     return frame.select(
-        pl.lit(model).alias("Model"),
-        pl.col("attribute").alias("Attribute"),
-        pl.col("value").alias("Value"),
+        *_counterfactual(model),
         pl.col("prompts").alias("Prompts"),
         pl.col("edits").alias("Edits"),
         pl.col("uncertain_edits").alias("Uncertain edits"),
