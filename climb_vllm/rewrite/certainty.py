@@ -53,7 +53,6 @@ PEOPLE_NOUNS = frozenset(
 )
 ADDRESS = frozenset(("sir", "ma'am"))
 TITLES = frozenset("mr ms mrs miss".split())
-KIN = KIN_MALE | KIN_FEMALE
 
 # A doer named by its ending after a determiner ("the technician", "an appraiser"); the words of
 # that shape that name no one are below.
@@ -155,7 +154,7 @@ _FRONTED = re.compile(
 # gave him ..." reads "him" in another clause than "nurse").
 _CLAUSE_OPENS = frozenset(
     "that who whom which whose and but or because when after before while if so as since until "
-    "then said says told tells reports reported states stated thinks thought felt feels says "
+    "then said says told tells reports reported states stated thinks thought felt feels "
     "believes notes noted asked asks".split()
 )
 
@@ -197,8 +196,9 @@ def patient_noun(text: str, start: int) -> bool:
 def people(text: str) -> tuple[Person, ...]:
     """Every person other than the patient named in ``text``, in order (found once per text)."""
     found: dict[int, Person] = {}
-    titled = {(m.group(1), m.group(2)) for m in _TITLE.finditer(text) if m.group(1) in _TITLE_SEX}
-    for match in _TITLE.finditer(text):
+    titles = list(_TITLE.finditer(text))
+    titled = {(m.group(1), m.group(2)) for m in titles if m.group(1) in _TITLE_SEX}
+    for match in titles:
         # "Mr. Jones" is the patient when the note names one titled person and nothing marks
         # them as someone else; two ("Mrs. Lopez ... Mr. Lopez") leave each open.
         patient = (

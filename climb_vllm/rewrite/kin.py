@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from climb_vllm.rewrite import referent_words
+
 # The patient's own part as a parent ("She is the mother of two" -> "He is the father of two").
 PARENTS = {
     "mother": "father",
@@ -41,29 +43,11 @@ KIN_PAIRS = (
 PARENT_BEFORE = re.compile(
     r"\b(?:he|she|patient|pt)\s+(?:is|was)\s+(?:a|the)\s+(?:[a-z-]+\s+)?$", re.IGNORECASE
 )
-KIN_SWAP.update(
-    {
-        **{a: b for a, b in KIN_PAIRS},
-        **{b: a for a, b in KIN_PAIRS},
-    }
-)
-KIN_MALE_ALL = frozenset(a for a, _ in KIN_PAIRS) | {
-    "father",
-    "dad",
-    "grandfather",
-    "son",
-    "husband",
-    "brother",
-}
-KIN_FEMALE_ALL = frozenset(b for _, b in KIN_PAIRS) | {
-    "mother",
-    "mom",
-    "mum",
-    "grandmother",
-    "daughter",
-    "wife",
-    "sister",
-}
+KIN_SWAP.update(KIN_PAIRS)
+KIN_SWAP.update((female, male) for male, female in KIN_PAIRS)
+# The kin words of each sex that the rewrite can swap.
+KIN_MALE_ALL = frozenset(w for w in referent_words.KIN_MALE if w in KIN_SWAP)
+KIN_FEMALE_ALL = frozenset(w for w in referent_words.KIN_FEMALE if w in KIN_SWAP)
 KIN_MALE = frozenset(
     "father dad brother son grandfather uncle nephew husband boyfriend stepfather".split()
 )

@@ -73,7 +73,7 @@ def load_decisions(path: str | Path) -> dict[Key, Decision]:
     if not where.is_file():
         raise UserError(
             f"No decisions file at {where}.",
-            "give the uncertain_edits.csv of a run's results/extrinsic/ folder, filled in",
+            "give the uncertain_edits.csv a run wrote, filled in",
         )
     with where.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
