@@ -335,6 +335,16 @@ class IntrinsicBenchmark:
                 "names per group is drawn towards 50% by name noise.",
             ),
             ReportTable("table8", T["table8"], 70),
+            ReportTable(
+                "design",
+                T["design"],
+                71,
+                "Projected from this run's names: their spread stands for each group's "
+                "population of names, and the group effects are the corrected estimate's. For "
+                ""
+                "the recommended K (the smallest whose interval is at most half as wide) pass "
+                "--top-k.",
+            ),
             ReportTable("chapter_assoc", T["chapter_assoc"], 80, outside),
             ReportTable(
                 "worst_gap",

@@ -66,9 +66,33 @@ def intrinsic_finding(metrics: Mapping[str, Any]) -> Finding:
         )
     else:
         verdict = "Not above what the names alone give: no evidence of demographic association."
-    if low <= 0.0:
-        verdict += (
-            " The corrected interval reaches 0: with these names per group the run cannot size "
-            "the association (more names per group, --top-k 20, narrow it)."
-        )
+    verdict += design_sentence(metrics.get("design"), low <= 0.0)
     return Finding(headline, reference, verdict)
+
+
+def design_sentence(rows: Any, reaches_zero: bool) -> str:
+    """What more names per group would give (:mod:`.design`'s table), in one sentence."""
+    if not rows:
+        return (
+            " The corrected interval reaches 0: with these names per group the run cannot size "
+            "the association."
+            if reaches_zero
+            else ""
+        )
+    own = next((r for r in rows if r["role"] == "this run"), None)
+    chosen = next((r for r in rows if r["role"] == "recommended"), None)
+    start = " The corrected interval reaches 0." if reaches_zero else ""
+    if own is None:
+        return start
+    if not any(r["k"] > own["k"] for r in rows):
+        return f"{start} The run already has the most names per group projected (K = {own['k']})."
+    if chosen is None:
+        return (
+            f"{start} More names per group would not change the answer much (projected width "
+            f"{own['projected_width']:.2f} at K = {own['k']}; see the names-per-group table)."
+        )
+    return (
+        f"{start} With --top-k {chosen['k']} the interval would be about "
+        f"{chosen['projected_width']:.2f} wide, against {own['projected_width']:.2f} at "
+        f"K = {own['k']} (projected from this run's names)."
+    )

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from climb_vllm.benchmarks.intrinsic import assoc, correction, drilldown, gaps, preference
+from climb_vllm.benchmarks.intrinsic import (
+    assoc,
+    correction,
+    design,
+    drilldown,
+    gaps,
+    preference,
+)
 from climb_vllm.benchmarks.intrinsic.correction import with_mean as _with_mean
 from climb_vllm.core.errors import UserError
 
@@ -389,6 +396,50 @@ def table1_resamples(
     return values["both"]
 
 
+def _design(scorer: Scorer, table1: pl.DataFrame, seed: int) -> pl.DataFrame:
+    """:mod:`.design`'s table: the corrected interval's projected width at more names per
+    group, from the sex-neutral codes Table 1 covers."""
+    rows = np.flatnonzero(scorer.neutral)
+    levels = {k: v[rows] for k, v in scorer.codes.level_ids.items()}
+    projected = design.project(scorer.logp[rows], scorer.groups, levels, seed=seed)
+    mean = table1.filter(pl.col("level") == "mean").row(0, named=True)
+    return design.design_frame(projected, scorer.groups.size, mean["ci_high"] - mean["ci_low"])
+
+
+def _table8(
+    logp: np.ndarray,
+    listed: CodeLists,
+    slots: pl.DataFrame,
+    names: list[str],
+    top_k: int,
+    pooling: str,
+    draws: int,
+    seed: int,
+) -> pl.DataFrame:
+    """Table 8: Table 1 (raw, with its corrected values) with the top K names per group, K = 1
+    to min(5, ``top_k``); arguments as :func:`intrinsic_tables` reads them (``slots``: each
+    name's group and rank)."""
+    top = []
+    for k in range(1, min(5, top_k) + 1):
+        subset = assoc.NameGroups.from_slots(slots.filter(pl.col("rank") <= k), names)
+        scorer = Scorer(logp, listed, subset.weights(len(names), 0, seed), subset, pooling)
+        values, nodes = scorer.assoc_mad(scorer.neutral, resampled=False)
+        # K = 1 has no name spread to correct with: its corrected columns stay empty.
+        fixed = scorer.corrected(scorer.neutral, draws, seed).get("both") if draws else None
+        frame = level_frame(values["both"], nodes, fixed)
+        top.append(frame.with_columns(pl.lit(k).alias("k")))
+    return pl.concat(top).select("k", *top[0].columns[:-1])
+
+
+def _base_rate_frame(base: np.ndarray, names: list[str], slots: pl.DataFrame) -> pl.DataFrame:
+    """Each name's log base rate (after the content-free prompt), by group and rank."""
+    return (
+        pl.DataFrame({"name": names, "log_base_rate": base})
+        .join(slots.select("name", "sex", "ethnicity", "rank"), on="name")
+        .sort("sex", "ethnicity", "rank")
+    )
+
+
 def intrinsic_tables(
     records: pl.DataFrame,
     task: IntrinsicTask,
@@ -401,6 +452,7 @@ def intrinsic_tables(
     pooling: str = "slots",
     permutations: int = assoc.NULL_PERMUTATIONS,
     draws: int = correction.DRAWS,
+    design: bool = True,
 ) -> dict[str, pl.DataFrame]:
     """Every intrinsic table of a run.
 
@@ -418,6 +470,8 @@ def intrinsic_tables(
         permutations: names-alone permutations beside Tables 1 and 2 (0: none).
         draws: name lists per hypothesis of the corrected AssocMAD (0, or ``resamples`` 0:
             no corrected values).
+        design: project the corrected interval at more names per group (:mod:`.design`;
+            False leaves the ``design`` table out, as its cost is timed).
 
     Returns frames keyed by table: ``table1`` (AssocMAD by level over sex-neutral codes, 8
     groups, with intervals), ``null`` (Tables 1 and 2 beside names alone),
@@ -453,16 +507,9 @@ def intrinsic_tables(
     tables = _tables_of(raw, "", draws, seed)
     all_codes, nodes = raw.assoc_mad(None, resampled=False)
     tables["table1_all_codes"] = level_frame(all_codes["both"], nodes)
-    top = []
-    for k in range(1, min(5, top_k) + 1):
-        subset = assoc.NameGroups.from_slots(slots.filter(pl.col("rank") <= k), names)
-        scorer = Scorer(logp, listed, subset.weights(len(names), 0, seed), subset, pooling)
-        values, nodes = scorer.assoc_mad(scorer.neutral, resampled=False)
-        # K = 1 has no name spread to correct with: its corrected columns stay empty.
-        fixed = scorer.corrected(scorer.neutral, draws, seed).get("both") if draws else None
-        frame = level_frame(values["both"], nodes, fixed)
-        top.append(frame.with_columns(pl.lit(k).alias("k")))
-    tables["table8"] = pl.concat(top).select("k", *top[0].columns[:-1])
+    tables["table8"] = _table8(logp, listed, slots, names, top_k, pooling, draws, seed)
+    if design and draws and top_k >= 2:
+        tables["design"] = _design(raw, tables["table1"], seed)
     tables["chapters"] = raw.chapter_scores(groups)
     tables["drilldown_all"] = drilldown.drilldown(
         logp, codes, groups, task.ontology.table, listed.neutral
@@ -475,11 +522,7 @@ def intrinsic_tables(
         calibrated = Scorer(logp - base, listed, raw.weights, groups, pooling, null_weights)
         tables |= _tables_of(calibrated, "calibrated_", draws, seed)
         tables["chapters_calibrated"] = calibrated.chapter_scores(groups)
-        tables["base_rates"] = (
-            pl.DataFrame({"name": names, "log_base_rate": base})
-            .join(slots.select("name", "sex", "ethnicity", "rank"), on="name")
-            .sort("sex", "ethnicity", "rank")
-        )
+        tables["base_rates"] = _base_rate_frame(base, names, slots)
     tables["sensitivity"] = sensitivity(
         logp,
         codes,

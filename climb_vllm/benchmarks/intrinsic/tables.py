@@ -50,6 +50,11 @@ TABLE_TITLES = {
     "The gap of the listed names, then the corrected gap with its 95% interval",
     "table8": "CLIMB Table 8. AssocMAD with the top-K names per group (raw scores). "
     f"{CORRECTED_NOTE} (none for K = 1: one name per group leaves no spread to correct with)",
+    "design": "Names per group: the corrected AssocMAD's 95% interval (mean of L1-L5, and L1) "
+    "that a run of the same codes would print with K names per group, projected from this "
+    "run's own scores (the median width over simulated runs of the population this run "
+    "fitted), and the scoring time relative "
+    "to K = 5 measured on Gemma 3 270M",
     "sensitivity": "Template sensitivity: AssocMAD by level (sex-neutral codes of a stratified "
     "sample, 8 groups) under each prompt template, each the paper's value followed by the "
     "name-sampling-corrected value and its 95% interval",
@@ -396,6 +401,16 @@ def paper_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.Da
             for (k,), part in tables["table8"].group_by("k", maintain_order=True)
         ]
     )
+    if "design" in tables:
+        out["design"] = tables["design"].select(
+            pl.lit(model).alias("Model"),
+            pl.col("k").alias("K"),
+            pl.col("role").alias("Role"),
+            pl.col("printed_width").round(3).alias("Width printed"),
+            pl.col("projected_width").round(3).alias("Width projected"),
+            pl.col("projected_width_l1").round(3).alias("L1 width projected"),
+            pl.col("time_vs_k5").alias("Time vs K = 5"),
+        )
     if "drilldown" in tables and tables["drilldown"].height:
         out["drilldown"] = _drilldown_layout(tables["drilldown"], model)
     if "names_sensitivity" in tables and tables["names_sensitivity"].height:

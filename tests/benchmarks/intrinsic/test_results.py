@@ -108,6 +108,15 @@ def test_raw_tables_without_calibration_records(run) -> None:  # type: ignore[no
     assert tables["table8"]["k"].unique().sort().to_list() == [1, 2, 3, 4, 5]
     share = tables["table3"]["share"].to_list()
     assert all(0.0 <= s <= 1.0 for s in share)
+    # The names-per-group projection: the run's own K beside the width Table 1 printed.
+    design = tables["design"]
+    assert design["k"].to_list() == [5, 10, 20, 50]
+    own = design.filter(pl.col("role") == "this run").row(0, named=True)
+    mean = tables["table1"].filter(pl.col("level") == "mean").row(0, named=True)
+    assert own["k"] == 5 and own["printed_width"] == mean["ci_high"] - mean["ci_low"]
+    assert all(w > 0 for w in design["projected_width"])
+    without = intrinsic_tables(records, task, 5, None, DEFAULT_TEMPLATE, resamples=0)
+    assert "design" not in without  # no correction, nothing to project
 
 
 def test_incomplete_records_name_the_fix(run) -> None:  # type: ignore[no-untyped-def]
