@@ -27,12 +27,16 @@ from climb_vllm.report.findings import findings, findings_html, findings_markdow
 from climb_vllm.report.render import STYLE, html_table
 from climb_vllm.report.runs import RunView, load_runs
 
+#: Rows of a table the page shows; the rest are in its CSV, linked below it.
+SHOWN_ROWS = 25
+
 
 def report_tables() -> list[tuple[str, ReportTable]]:
-    """(benchmark, table) of every registered benchmark, in report order: the CLIMB paper's
-    tables, then the HIVE paper's, then the extras."""
+    """(benchmark, table) of every registered benchmark, in report order: benchmark by
+    benchmark (the registry's order), each benchmark's tables by rank (the paper's first)."""
+    order = {name: i for i, name in enumerate(REGISTRY)}
     tables = [(name, t) for name, b in REGISTRY.items() for t in b.report_tables()]
-    return sorted(tables, key=lambda pair: pair[1].rank)
+    return sorted(tables, key=lambda pair: (order[pair[0]], pair[1].rank))
 
 
 def report_figures() -> list[tuple[str, ReportFigure]]:
@@ -149,6 +153,149 @@ def scope_table(runs: list[RunView]) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+class _Page:
+    """The report's HTML and Markdown lines, written side by side."""
+
+    def __init__(self) -> None:
+        self.html: list[str] = []
+        self.markdown: list[str] = []
+
+    def add(self, html_lines: list[str], markdown_lines: list[str]) -> None:
+        """Append ``html_lines`` to the page and ``markdown_lines`` to the Markdown."""
+        self.html += html_lines
+        self.markdown += markdown_lines
+
+    def figure(self, key: str, caption: str, png: bytes) -> None:
+        """Embed the figure ``key`` (its PNG as a data URI; the Markdown links its file)."""
+        data = base64.b64encode(png).decode()
+        self.add(
+            [
+                f"<figure id='fig-{key}'><img alt='{html.escape(caption)}' "
+                f"src='data:image/png;base64,{data}'><figcaption>{html.escape(caption)}"
+                "</figcaption></figure>"
+            ],
+            [f"![{caption}](figures/{key}.png)", "", caption, ""],
+        )
+
+
+def _report_folder(out: Path) -> None:
+    """Create ``out``'s tables/ and figures/, or raise one UserError naming the fix."""
+    try:
+        (out / "tables").mkdir(parents=True, exist_ok=True)
+        (out / "figures").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"Cannot write the report to {out} ({exc.strerror}).",
+            "pass --out with a writable folder.",
+        ) from exc
+
+
+def _opening(page: _Page, runs: list[RunView]) -> None:
+    """The page's head, its title line, the missing benchmarks and the random-model banner."""
+    models = ", ".join(run.label for run in runs)
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    page.add(
+        [
+            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+            "<title>climb-vllm report</title>",
+            f"<style>{STYLE}</style></head><body>",
+            "<h1>climb-vllm report</h1>",
+            f"<p>Models: {html.escape(models)}. Written {stamp}.</p>",
+        ],
+        ["# climb-vllm report", "", f"Models: {models}. Written {stamp}.", ""],
+    )
+    absent = [
+        f"{run.label}: {benchmark} is not in this report ({reason})"
+        for run in runs
+        for benchmark, reason in run.missing.items()
+    ]
+    if absent:
+        page.add(
+            [
+                "<div class='missing'><strong>Missing benchmarks</strong><ul>"
+                + "".join(f"<li>{html.escape(line)}</li>" for line in absent)
+                + "</ul></div>"
+            ],
+            ["**Missing benchmarks**", "", *[f"* {line}" for line in absent], ""],
+        )
+    # Only a run of a random model gets the warning: a real model's kind (its source and
+    # licence) fills the same column.
+    noise = [run.label for run in runs if is_demo(run)]
+    if noise:
+        page.add(
+            [
+                "<div class='scope-warning'><strong>A random demo model:</strong> the numbers "
+                f"of {html.escape(', '.join(noise))} are noise; they only show that the "
+                "evaluation path works.</div>"
+            ],
+            [],
+        )
+
+
+def _drawn(
+    runs: list[RunView], tables: dict[tuple[str, str], pl.DataFrame], out: Path
+) -> dict[tuple[str, str], list[tuple[str, str, bytes]]]:
+    """Every benchmark's figures, written to ``out/figures/``, keyed by the table each follows
+    (``("", "")``: after all tables, where the table it names is absent)."""
+    metrics = [(run.label, run.metrics) for run in runs]
+    drawn: dict[tuple[str, str], list[tuple[str, str, bytes]]] = {}
+    for name, figure in report_figures():
+        png = figure.draw(metrics)
+        if png is not None:
+            (out / "figures" / f"{figure.key}.png").write_bytes(png)
+            where = (name, figure.after) if (name, figure.after) in tables else ("", "")
+            drawn.setdefault(where, []).append((figure.key, figure.caption, png))
+    return drawn
+
+
+def _table(
+    page: _Page, benchmark: str, table: ReportTable | None, key: str, frame: pl.DataFrame, out: Path
+) -> None:
+    """One table: its CSV written whole, its first :data:`SHOWN_ROWS` rows shown with a link
+    to the CSV beyond them, and its note."""
+    title = table.title if table is not None else f"{benchmark} {key}"
+    name = f"{benchmark}_{key}"
+    frame.write_csv(out / "tables" / f"{name}.csv")
+    declared = table.percent if table is not None else ()
+    top = frame.head(SHOWN_ROWS)
+    page.add(
+        [f"<h3 id='{name}'>{html.escape(title)}</h3>", html_table(top, percent=declared)],
+        [f"### {title}", "", to_markdown(top, declared), ""],
+    )
+    if frame.height > SHOWN_ROWS:
+        rest = f"The first {SHOWN_ROWS} of {frame.height:,} rows; every row is in"
+        page.add(
+            [f"<p class='note'>{rest} <a href='tables/{name}.csv'>tables/{name}.csv</a>.</p>"],
+            [f"*{rest} [tables/{name}.csv](tables/{name}.csv).*", ""],
+        )
+    if table is not None and table.note:
+        page.add([f"<p class='note'>{html.escape(table.note)}</p>"], [f"*{table.note}*", ""])
+
+
+def _provenance(page: _Page, runs: list[RunView]) -> None:
+    """The provenance section: each run's facts and its manifest."""
+    page.add(["<h2 id='provenance'>Provenance</h2>"], ["## Provenance", ""])
+    for run in runs:
+        rows = pl.DataFrame(provenance(run))
+        heading = f"{run.label} — {run.root}"
+        manifest = json.dumps(
+            run.manifest.model_dump(mode="json", exclude_unset=True),
+            indent=1,
+            sort_keys=True,
+            default=str,
+        )
+        page.add(
+            [
+                f"<h3>{html.escape(heading)}</h3>",
+                html_table(rows, fold=True),
+                "<details><summary>manifest.json</summary><pre>"
+                + html.escape(manifest)
+                + "</pre></details>",
+            ],
+            [f"### {heading}", "", to_markdown(rows), ""],
+        )
+
+
 def write_report(run_dirs: list[Path], out: Path) -> Path:
     """Write ``report.html``, ``report.md``, ``tables/*.csv`` and ``figures/*.png`` into ``out``.
 
@@ -161,132 +308,82 @@ def write_report(run_dirs: list[Path], out: Path) -> Path:
     if not run_dirs:
         raise UserError("No run directory given.", "pass one or more run directories.")
     # The output folder first: a bad --out should not wait for every run to be recomputed.
-    try:
-        (out / "tables").mkdir(parents=True, exist_ok=True)
-        (out / "figures").mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(
-            f"Cannot write the report to {out} ({exc.strerror}).",
-            "pass --out with a writable folder.",
-        ) from exc
+    _report_folder(out)
     runs = load_runs(run_dirs)
-    titles = {(name, t.key): t.title for name, t in report_tables()}
+    declared = {(name, t.key): t for name, t in report_tables()}
     tables = stacked_tables(runs)
     compared = compare_runs(runs)
-    models = ", ".join(run.label for run in runs)
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    page = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        "<title>climb-vllm report</title>",
-        f"<style>{STYLE}</style></head><body>",
-        "<h1>climb-vllm report</h1>",
-        f"<p>Models: {html.escape(models)}. Written {stamp}.</p>",
-    ]
-    markdown = ["# climb-vllm report", "", f"Models: {models}. Written {stamp}.", ""]
-    absent = [
-        f"{run.label}: {benchmark} is not in this report ({reason})"
-        for run in runs
-        for benchmark, reason in run.missing.items()
-    ]
-    if absent:
-        page.append(
-            "<div class='missing'><strong>Missing benchmarks</strong><ul>"
-            + "".join(f"<li>{html.escape(line)}</li>" for line in absent)
-            + "</ul></div>"
-        )
-        markdown += ["**Missing benchmarks**", "", *[f"* {line}" for line in absent], ""]
-    scope = scope_table(runs)
-    # Only a run of a random model gets the warning: a real model's kind (its source and
-    # licence) fills the same column.
-    noise = [run.label for run in runs if is_demo(run)]
-    if noise:
-        page.append(
-            "<div class='scope-warning'><strong>A random demo model:</strong> the numbers of "
-            f"{html.escape(', '.join(noise))} are noise; they only show that the evaluation "
-            "path works.</div>"
-        )
-    # The first screen: what each benchmark found, before the scope and the tables.
+    page = _Page()
+    _opening(page, runs)
+    # The first screen: what each benchmark found, before the contents, the scope and tables.
     found = findings(runs)
-    page += findings_html(found)
-    markdown += findings_markdown(found)
-    page += ["<h2 id='scope'>Scope</h2>", html_table(scope)]
-    markdown += ["## Scope", "", to_markdown(scope), ""]
-    notes = {(name, t.key): t.note for name, t in report_tables()}
-    percent = {(name, t.key): t.percent for name, t in report_tables()}
+    page.add(findings_html(found), findings_markdown(found))
+    titles = {where: t.title for where, t in declared.items()}
+    scope = scope_table(runs)
+    page.add(
+        [_contents(tables, titles, compared), "<h2 id='scope'>Scope</h2>", html_table(scope)],
+        ["## Scope", "", to_markdown(scope), ""],
+    )
     # Each figure follows the table it illustrates; the rest follow all tables.
-    metrics = [(run.label, run.metrics) for run in runs]
-    drawn: dict[tuple[str, str], list[tuple[str, str, bytes]]] = {}
-    for name, figure in report_figures():
-        png = figure.draw(metrics)
-        if png is not None:
-            (out / "figures" / f"{figure.key}.png").write_bytes(png)
-            where = (name, figure.after) if (name, figure.after) in tables else ("", "")
-            drawn.setdefault(where, []).append((figure.key, figure.caption, png))
-
-    def figures_at(where: tuple[str, str]) -> None:
-        for key, caption, png in drawn.get(where, []):
-            data = base64.b64encode(png).decode()
-            page.append(
-                f"<figure id='fig-{key}'><img alt='{html.escape(caption)}' "
-                f"src='data:image/png;base64,{data}'><figcaption>{html.escape(caption)}"
-                "</figcaption></figure>"
-            )
-            markdown.extend([f"![{caption}](figures/{key}.png)", "", caption, ""])
-
-    contents = (
-        [("findings", "What the run found"), ("scope", "Scope")]
-        + [(f"{b}_{k}", titles.get((b, k), f"{b} {k}").split(".")[0]) for b, k in tables]
-        + ([("compare", "Models side by side")] if compared else [])
-        + [("provenance", "Provenance")]
-    )
-    page.insert(
-        page.index("<h2 id='scope'>Scope</h2>"),
-        "<nav class='toc'><strong>Contents</strong><ol>"
-        + "".join(f"<li><a href='#{a}'>{html.escape(t)}</a></li>" for a, t in contents)
-        + "</ol></nav>",
-    )
-    page.append("<h2>Tables and figures</h2>")
+    drawn = _drawn(runs, tables, out)
+    current = ""
     for (benchmark, key), frame in tables.items():
-        title = titles.get((benchmark, key), f"{benchmark} {key}")
-        name = f"{benchmark}_{key}"
-        frame.write_csv(out / "tables" / f"{name}.csv")
-        declared = percent.get((benchmark, key), ())
-        page += [f"<h3 id='{name}'>{html.escape(title)}</h3>", html_table(frame, percent=declared)]
-        markdown += [f"## {title}", "", to_markdown(frame, declared), ""]
-        if notes.get((benchmark, key)):
-            page.append(f"<p class='note'>{html.escape(notes[(benchmark, key)])}</p>")
-            markdown += [f"*{notes[(benchmark, key)]}*", ""]
-        figures_at((benchmark, key))
-    figures_at(("", ""))
+        if benchmark != current:  # each benchmark's tables and figures under its own heading
+            current = benchmark
+            title = REGISTRY[benchmark].title
+            page.add([f"<h2 id='{benchmark}'>{html.escape(title)}</h2>"], [f"## {title}", ""])
+        _table(page, benchmark, declared.get((benchmark, key)), key, frame, out)
+        for figure in drawn.get((benchmark, key), []):
+            page.figure(*figure)
+    for figure in drawn.get(("", ""), []):
+        page.figure(*figure)
     if compared:
-        section = _side_by_side(compared, out)
-        page += section[0]
-        markdown += section[1]
-    page.append("<h2 id='provenance'>Provenance</h2>")
-    markdown += ["## Provenance", ""]
-    for run in runs:
-        rows = pl.DataFrame(provenance(run))
-        heading = f"{run.label} — {run.root}"
-        page += [
-            f"<h3>{html.escape(heading)}</h3>",
-            html_table(rows, fold=True),
-            "<details><summary>manifest.json</summary><pre>"
-            + html.escape(
-                json.dumps(
-                    run.manifest.model_dump(mode="json", exclude_unset=True),
-                    indent=1,
-                    sort_keys=True,
-                    default=str,
-                )
-            )
-            + "</pre></details>",
-        ]
-        markdown += [f"### {heading}", "", to_markdown(rows), ""]
-    page.append("</body></html>")
-    (out / "report.md").write_text("\n".join(markdown))
+        page.add(*_side_by_side(compared, out))
+    _provenance(page, runs)
+    page.add(["</body></html>"], [])
+    (out / "report.md").write_text("\n".join(page.markdown))
     path = out / "report.html"
-    path.write_text("\n".join(page))
+    path.write_text("\n".join(page.html))
     return path
+
+
+def _short(title: str, width: int = 70) -> str:
+    """A table's title as its contents entry: its first sentence, cut at a word near ``width``."""
+    first = title.split(". ")[0]
+    return first if len(first) <= width else first[:width].rsplit(" ", 1)[0] + " …"
+
+
+def _contents(
+    tables: dict[tuple[str, str], pl.DataFrame],
+    titles: dict[tuple[str, str], str],
+    compared: dict[str, Compared],
+) -> str:
+    """The page's contents: the findings and scope, then each benchmark with its tables."""
+    items: list[tuple[str, str, list[tuple[str, str]]]] = [
+        ("findings", "What the run found", []),
+        ("scope", "Scope", []),
+    ]
+    for benchmark in dict.fromkeys(b for b, _ in tables):
+        inner = [
+            (f"{b}_{k}", _short(titles.get((b, k), f"{b} {k}")))
+            for b, k in tables
+            if b == benchmark
+        ]
+        items.append((benchmark, REGISTRY[benchmark].title, inner))
+    if compared:
+        items.append(("compare", "Models side by side", []))
+    items.append(("provenance", "Provenance", []))
+
+    def entry(anchor: str, text: str) -> str:
+        return f"<a href='#{anchor}'>{html.escape(text)}</a>"
+
+    body = "".join(
+        f"<li>{entry(a, t)}"
+        + ("<ol>" + "".join(f"<li>{entry(x, y)}</li>" for x, y in inner) + "</ol>" if inner else "")
+        + "</li>"
+        for a, t, inner in items
+    )
+    return f"<nav class='toc'><strong>Contents</strong><ol>{body}</ol></nav>"
 
 
 #: What the side-by-side section says before the tables.

@@ -48,6 +48,7 @@ def test_tables_have_one_row_per_model(report: Path) -> None:
         "intrinsic_table2",
         "intrinsic_table3",
         "intrinsic_table8",
+        "intrinsic_design",
         "diseasematcher_table1",
         "diseasematcher_table2",
         "biasmd_accuracy",
@@ -202,6 +203,36 @@ def test_the_page_has_a_scope_banner_and_contents(report: Path) -> None:
     assert "stratified sample" in page and "answers of at most" in page
     # Figures sit next to their tables: the AssocMAD figure right after Table 1.
     assert page.index("id='fig-assoc_mad'") < page.index("id='intrinsic_table2'")
+
+
+def test_sections_go_benchmark_by_benchmark_and_long_tables_link_their_csv(report: Path) -> None:
+    """Each benchmark's tables lie under its own heading, in the registry's order, and a table
+    longer than the page shows gives its first rows and links the CSV that holds every row."""
+    from climb_vllm.benchmarks.registry import REGISTRY
+    from climb_vllm.report.html import SHOWN_ROWS
+
+    page = (report / "report.html").read_text()
+    starts = [page.index(f"<h2 id='{name}'>") for name in REGISTRY]
+    assert starts == sorted(starts)
+    bounds = dict(zip(REGISTRY, [*starts[1:], page.index("<h2 id='provenance'>")]))
+    for name, start in zip(REGISTRY, starts):
+        for table in re.findall(rf"<h3 id='({name}_[a-z0-9_]+)'>", page):
+            assert start < page.index(f"<h3 id='{table}'>") < bounds[name], table
+    long = 0
+    for csv in sorted((report / "tables").glob("*.csv")):
+        key = csv.stem
+        # A benchmark's own tables (the side-by-side section's compare_ and ranking_ files are
+        # shown in their own reading, beside the table).
+        if f"<h3 id='{key}'>" not in page or not key.startswith(tuple(f"{n}_" for n in REGISTRY)):
+            continue
+        rows = pl.read_csv(csv, infer_schema_length=None).height
+        section = page[page.index(f"<h3 id='{key}'>") :].split("<h3", 2)[1]
+        shown = section.split("</table>")[0].count("<tr>") - 1  # less the heading row
+        assert shown == min(rows, SHOWN_ROWS), key
+        if rows > SHOWN_ROWS:
+            long += 1
+            assert f"<a href='tables/{key}.csv'>" in section and f"{rows:,} rows" in section, key
+    assert long >= 1  # the drill-down at least
 
 
 def test_the_random_model_banner_names_only_random_models(suite_run: Path, tmp_path: Path) -> None:

@@ -7,9 +7,6 @@ from collections.abc import Callable
 
 import polars as pl
 
-#: The uncertain words the report shows (the CSV beside it holds all).
-REVIEW_ROWS = 50
-
 TITLES = {
     "table4": "CLIMB Table 4. Bias score per counterfactual (percentage points of mean recall "
     "over L1-L5, averaged over both placements; % = of the default's recall), over the cases that "
@@ -31,9 +28,9 @@ TITLES = {
     "edits": "Counterfactual notes: edits per counterfactual (cases and placements summed) and the "
     "words marked uncertain, changed or kept, where someone other than the patient could be "
     "meant (a relative, a clinician, a stranger named nearby), with their share of the edits",
-    "review": "Words of the sex rewrite marked uncertain, for a person to decide (first "
-    f"{REVIEW_ROWS} rows; all of them in uncertain_edits.csv). Fill in its decision column "
-    "with the sex each word is to state and pass the file with --rewrite-decisions",
+    "review": "Words of the sex rewrite marked uncertain, for a person to decide (the same rows "
+    "as uncertain_edits.csv). Fill in that file's decision column with the sex each word is to "
+    "state and pass it with --rewrite-decisions",
     "variants": "Per variant and placement: outputs with no parsed code and refusals (both "
     "counted as recall 0), outputs CliBench's scoring would drop, recall (%) and the share of "
     "diagnosis points per mapping method (%)",
@@ -140,10 +137,10 @@ def _certain(frame: pl.DataFrame, model: str) -> pl.DataFrame:
 
 
 def _review(frame: pl.DataFrame) -> pl.DataFrame:
-    """The first :data:`REVIEW_ROWS` uncertain words, as shown."""
+    """Every uncertain word, as shown (the report's page shows the first rows)."""
     if frame.height == 0:
         return frame
-    return frame.head(REVIEW_ROWS).select(
+    return frame.select(
         pl.col("case").alias("Case"),
         pl.col("to").alias("To"),
         pl.col("section").alias("Section"),
