@@ -422,7 +422,7 @@ def test_rules_read_from_the_fourteenth_set(to: str, before: str, after: str) ->
 
 def test_a_state_after_a_third_partys_report_is_the_patients_but_not_firm() -> None:
     # The rules read the patient's state, but leave it to the referee: "has had the cat for a
-    # week" is the owner's (PERFORMANCE.md, "Three tuned layers").
+    # week" is the owner's (climb_vllm/rewrite/NOTES.md, "Three tuned layers").
     text = "The owner says she has had the cat for a week."
     reader = referents.SentenceReader(text, 0, False, lambda s, e: True)
     decision = reader.decision(text.index("she"))

@@ -319,7 +319,7 @@ def test_labelled_sentences_meet_the_targets() -> None:
     assert score["edit_accuracy"] >= 0.98
 
 
-#: Edit accuracy floors on the excerpts with third parties (PERFORMANCE.md has the history).
+#: Edit accuracy floors on the excerpts with third parties (rewrite/NOTES.md has the history).
 #: Each held-out set was measured untouched before it was read or trained on: with the rules
 #: alone 0.796, 0.806, 0.766, 0.820, 0.845, 0.823, 0.871, 0.871 and 0.898 for the first to
 #: ninth sets; the tenth, with a linear referee fitted on every set before it, 0.933; the
@@ -357,13 +357,13 @@ def test_labelled_sentences_meet_the_targets() -> None:
 #: rules alone), then read; the twenty-eighth, written after those changes, 0.925 (0.694 with
 #: the rules alone). Then, with roles by more title endings, "laid her flat" and "seen her
 #: monthly", the referee asked after someone named up to three sentences back, and a referee
-#: tuning all six layers, also on readings along chains (PERFORMANCE.md, "Six tuned layers"):
+#: tuning all six layers, also on readings along chains (rewrite/NOTES.md, "Six tuned layers"):
 #: the twenty-seventh, on which they were chosen, 0.966; the twenty-eighth and twenty-ninth
 #: (written before those changes, not read), measured once, 0.963 and 0.964 (0.699 and 0.682
 #: with the rules alone; the twenty-ninth 0.918 with the rewrite before). Then, with a
 #: companion's report, harm done, a relative's kin and one other person of the other sex read
 #: by rules, chains past a sentence of no one, and the referee refit on the development to
-#: twenty-ninth sets (PERFORMANCE.md, "A companion's report and one other person"): the
+#: twenty-ninth sets (rewrite/NOTES.md, "A companion's report and one other person"): the
 #: thirtieth (written before those changes, read after its first figure), 0.979; the
 #: thirty-first (written after the rules; it chose the refit), 0.977; the thirty-second
 #: (written after all of it and measured once), 0.974; the thirty-third (written and committed
@@ -425,7 +425,7 @@ def test_third_party_excerpts_meet_their_floors(name: str) -> None:
 
 
 #: A sentence put before every excerpt of the thirty-third set (not fitted on), and the edit
-#: accuracy floor then (PERFORMANCE.md, "A companion's report and one other person"): without
+#: accuracy floor then (rewrite/NOTES.md, "A companion's report and one other person"): without
 #: a sentence before, 0.984, and 0.984 with each of these; a sentence that speaks of no one is
 #: not read, but one that speaks of the patient is (on the sixteenth set it once lowered 0.961
 #: to 0.947), a known weakness this test keeps in view.
