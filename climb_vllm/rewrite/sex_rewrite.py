@@ -303,166 +303,225 @@ def rewrite(
     """
     if to not in ("female", "male"):
         raise ValueError(f"unknown sex {to!r}")
-    mapping = _MALE_TO_FEMALE if to == "female" else _FEMALE_TO_MALE
-    letter = "F" if to == "female" else "M"
-    edits: list[Edit] = []
-    kept: list[Edit] = []  # words of the patient's sex left as someone else's
-    taken: set[int] = set()
-    readers: dict[int, referents.SentenceReader] = {}
+    done = _Rewriter(text, to, section, referee, judge)
+    done.fixed_words()
+    for match in _WORD.finditer(text):
+        done.word(match)
+    done.one_of_two()
+    return settle(text, to, section, done.edits, done.kept, decisions)
 
-    def reader(at: int) -> SentenceReader:
+
+class _Rewriter:
+    """One text's rewrite in progress: the edits and kept words so far, and what reading the
+    text once per sentence has learnt (:func:`rewrite` drives it).
+
+    Args:
+        text, to, section, referee, judge: as for :func:`swap_sex`.
+    """
+
+    def __init__(
+        self, text: str, to: str, section: str, referee: bool, judge: Judge | None
+    ) -> None:
+        self.text, self.to, self.section = text, to, section
+        self.referee, self.judge = referee, judge
+        self.female = to == "female"
+        self.mapping = _MALE_TO_FEMALE if self.female else _FEMALE_TO_MALE
+        self.edits: list[Edit] = []
+        self.kept: list[Edit] = []  # words of the patient's sex left as someone else's
+        self.taken: set[int] = set()  # offsets already edited by a fixed pattern
+        self.readers: dict[int, SentenceReader] = {}
+        # Subject pronouns kept as someone else's: a sentence that opens with a pronoun after
+        # one that opened with such a one may go on about that person ("The surgeon saw him.
+        # He did an endoscopy. He found an ulcer"), so the referee is asked there too.
+        self.kept_leads: set[int] = set()
+        # One other person, of the other sex: each pronoun of the patient's sex is the
+        # patient's.
+        self.one_other_person = mentions.only_someone_of_the_other_sex(text, self.female)
+
+    def reader(self, at: int) -> SentenceReader:
         """The referent reader of the sentence holding ``at`` (one per sentence)."""
-        lo, _ = mentions.sentence_bounds(text, at)
-        if lo not in readers:
-            readers[lo] = referents.SentenceReader(
-                text, at, to == "female", lambda s, e: his_or_him(text, s, e) == "him"
+        lo, _ = mentions.sentence_bounds(self.text, at)
+        if lo not in self.readers:
+            text = self.text
+            self.readers[lo] = referents.SentenceReader(
+                text, at, self.female, lambda s, e: his_or_him(text, s, e) == "him"
             )
-        return readers[lo]
+        return self.readers[lo]
 
-    def sentence_before(here: SentenceReader) -> SentenceReader | None:
+    def sentence_before(self, here: SentenceReader) -> SentenceReader | None:
         """The reader of the sentence before ``here``'s (None for the text's first)."""
-        before = reader(max(0, here.lo - 2))
+        before = self.reader(max(0, here.lo - 2))
         return before if before.lo < here.lo else None
 
-    def third_party_near(at: int) -> bool:
+    def third_party_near(self, at: int) -> bool:
         """Whether someone who may be of the patient's sex is named before ``at`` in its
         sentence or anywhere in the :data:`NEAR_SENTENCES` before ("Dr. Burke saw him. He
         ordered a CT", "The nurse found her pale. She checked her pressure. It was 80/40. She
         called a rapid response")."""
-        here = reader(at)
+        here = self.reader(at)
         if here.third_party_before(at):
             return True
-        before = sentence_before(here)
+        before = self.sentence_before(here)
         for _ in range(NEAR_SENTENCES):
             if before is None:
                 return False
             if before.third_party_before(before.hi):
                 return True
-            before = sentence_before(before)
+            before = self.sentence_before(before)
         return False
 
-    # Subject pronouns kept as someone else's: a sentence that opens with a pronoun after one
-    # that opened with such a one may go on about that person ("The surgeon saw him. He did
-    # an endoscopy. He found an ulcer"), so the referee is asked there too.
-    kept_leads: set[int] = set()
-
-    def kept_lead_before(at: int) -> int | None:
+    def kept_lead_before(self, at: int) -> int | None:
         """Where the sentence before opens with a kept subject pronoun, when ``at`` opens its
         own sentence (else None); a sentence before that speaks of no one is passed over."""
-        here = reader(at)
-        if text[here.lo : at].strip():
+        here = self.reader(at)
+        if self.text[here.lo : at].strip():
             return None
-        before = sentence_before(here)
-        if before is not None and not speaks_of_someone(text, before.lo, before.hi):
+        before = self.sentence_before(here)
+        if before is not None and not speaks_of_someone(self.text, before.lo, before.hi):
             # A sentence of no one between ("He ordered a rheumatoid factor. It came back high.
             # He started methotrexate") does not end the chain.
-            before = sentence_before(before)
+            before = self.sentence_before(before)
         if before is None:
             return None
-        gap = text[before.lo : here.lo]
+        gap = self.text[before.lo : here.lo]
         lead = before.lo + len(gap) - len(gap.lstrip())
-        return lead if lead in kept_leads else None
+        return lead if lead in self.kept_leads else None
 
-    def after_kept_lead(at: int) -> bool:
+    def after_kept_lead(self, at: int) -> bool:
         """Whether ``at`` opens its sentence and the sentence before opens with a kept
         subject pronoun."""
-        return kept_lead_before(at) is not None
+        return self.kept_lead_before(at) is not None
 
-    def chain_start(at: int) -> int | None:
+    def chain_start(self, at: int) -> int | None:
         """Where the referee starts reading for a pronoun along a chain of sentences that open
         with kept pronouns: where the chain's first pronoun's reading started, so the one
         named before the chain stays in view ("The ENT surgeon saw her. He looked at her cords.
         He found a polyp. He removed it"); None off a chain."""
-        first, lead = at, kept_lead_before(at)
+        first, lead = at, self.kept_lead_before(at)
         while lead is not None and lead < first:
-            first, lead = lead, kept_lead_before(lead)
-        return None if first == at else window(text, first)[0]
+            first, lead = lead, self.kept_lead_before(lead)
+        return None if first == at else window(self.text, first)[0]
 
-    # One other person, of the other sex: each pronoun of the patient's sex is the patient's.
-    one_other_person = mentions.only_someone_of_the_other_sex(text, to == "female")
-    for possessive, kin_at, kin_end in mentions.patient_as_relatives_kin(text):
-        word = text[kin_at:kin_end]
-        if (word.lower() in kin.KIN_MALE) == (to == "female"):
-            # "The patient's son ... his father": the father is the patient, "his" the son's.
-            edits.append(Edit(section, kin_at, word, match_case(word, kin.KIN_SWAP[word.lower()])))
-            taken.update((possessive, kin_at))
-    for match in _AGE_SEX.finditer(text):
-        group = 2 if match.group(2) is not None else 4
-        if match.group(group).upper() != letter and match.group(group).isupper():
-            edits.append(Edit(section, match.start(group), match.group(group), letter))
-            taken.add(match.start(group))
-    for match in _BARE_AGE_SEX.finditer(text):
-        at = match.start(2)
-        if match.group(2) == letter or at in taken or int(match.group(1)) > 120:
-            continue
-        head = text[max(0, match.start() - 30) : match.start()]
-        if _TEMPERATURE.search(head):
-            continue
-        if _AGE_BEFORE.search(head) or _AGE_AFTER.match(text, match.end()):
-            edits.append(Edit(section, at, match.group(2), letter))
-            taken.add(at)
-    for match in _WORD.finditer(text):
-        word, start, end = match.group(), match.start(), match.end()
-        if start in taken:
-            continue
-        key = word.lower().replace("’", "'")
-        if to == "female" and key == "his":
-            replacement: str | None = _his(text, end)
-        elif to == "male" and key == "her":
-            replacement = his_or_him(text, start, end)
-        elif key in kin.KIN_SWAP and kin.patient_parent(text, start, end, key, to):
-            replacement = kin.KIN_SWAP[key]
-        else:
-            replacement = mapping.get(key)
-        if replacement is None or _protected(text, start, end, word):
-            continue
+    def fixed_words(self) -> None:
+        """Edit what fixed patterns decide before any word is read: the kin word of a relative
+        who speaks of the patient, and the sex letter of "45 y/o M" and of a bare "72M"."""
+        text, section = self.text, self.section
+        letter = "F" if self.female else "M"
+        for possessive, kin_at, kin_end in mentions.patient_as_relatives_kin(text):
+            word = text[kin_at:kin_end]
+            if (word.lower() in kin.KIN_MALE) == self.female:
+                # "The patient's son ... his father": the father is the patient, "his" the son's.
+                swapped = match_case(word, kin.KIN_SWAP[word.lower()])
+                self.edits.append(Edit(section, kin_at, word, swapped))
+                self.taken.update((possessive, kin_at))
+        for match in _AGE_SEX.finditer(text):
+            group = 2 if match.group(2) is not None else 4
+            if match.group(group).upper() != letter and match.group(group).isupper():
+                self.edits.append(Edit(section, match.start(group), match.group(group), letter))
+                self.taken.add(match.start(group))
+        for match in _BARE_AGE_SEX.finditer(text):
+            at = match.start(2)
+            if match.group(2) == letter or at in self.taken or int(match.group(1)) > 120:
+                continue
+            head = text[max(0, match.start() - 30) : match.start()]
+            if _TEMPERATURE.search(head):
+                continue
+            if _AGE_BEFORE.search(head) or _AGE_AFTER.match(text, match.end()):
+                self.edits.append(Edit(section, at, match.group(2), letter))
+                self.taken.add(at)
+
+    def replacement(self, key: str, start: int, end: int) -> str | None:
+        """The word of sex ``to`` that replaces ``key`` (the lower-cased word at ``start``),
+        or None for a word that states no sex."""
+        if self.female and key == "his":
+            return _his(self.text, end)
+        if not self.female and key == "her":
+            return his_or_him(self.text, start, end)
+        if key in kin.KIN_SWAP and kin.patient_parent(self.text, start, end, key, self.to):
+            return kin.KIN_SWAP[key]
+        return self.mapping.get(key)
+
+    def someone_elses(self, key: str, start: int, end: int) -> bool:
+        """Whether a rule of its own kind keeps the title, noun or form of address ``key`` at
+        ``start`` as someone else's (pronouns are read by :meth:`pronoun_kept`)."""
+        text = self.text
         if key in _HONORIFICS:
-            if word != word.capitalize() or not re.match(r"\.?\s+[A-Z_\[]", text[end : end + 4]):
-                continue  # "mr" in prose, or no name after it: not a title
-            if mentions.title_is_third_party(text, start, end):
-                kept.append(Edit(section, start, word, match_case(word, replacement)))
-                continue
-        if key in _PEOPLE and mentions.noun_is_third_party(text, start):
-            kept.append(Edit(section, start, word, match_case(word, replacement)))
-            continue
+            return mentions.title_is_third_party(text, start, end)
+        if key in _PEOPLE:
+            return mentions.noun_is_third_party(text, start)
         if key in ("sir", "ma'am"):
-            speaker = reader(start).speaker(start)
+            speaker = self.reader(start).speaker(start)
             third_speaks = None if speaker is None else speaker.third
-            if mentions.address_is_third_party(text, start, third_speaks):
-                kept.append(Edit(section, start, word, match_case(word, replacement)))
-                continue
+            return mentions.address_is_third_party(text, start, third_speaks)
+        return False
+
+    def pronoun_kept(self, key: str, start: int, end: int) -> tuple[bool, bool]:
+        """Whether the pronoun ``key`` at ``start`` is kept as someone else's, and whether its
+        edit is uncertain."""
+        text = self.text
+        near = self.referee and (self.third_party_near(start) or self.after_kept_lead(start))
+        if key in ("he", "she") and not self.reader(start).third_party_before(start):
+            # An act of care goes to whoever was named, or along a chain of sentences that
+            # open with kept pronouns ("He found a polyp. He removed it"), to them.
+            chained = self.after_kept_lead(start) and opens_act_of_care(text, start, end)
+            if (
+                chained
+                or acts_after_someone(text, start, end)
+                or reports_after_companion(text, start, end)
+            ):
+                self.kept_leads.add(start)
+                return True, False
+        # Only a pronoun the referee may be asked about reads along a chain (off one, near
+        # is False and chain_start None), so the rules alone never pay for the window.
+        since = self.chain_start(start) if near else None
+        keep, uncertain = _referent(
+            text,
+            start,
+            key,
+            self.female,
+            self.reader(start),
+            self.referee,
+            near,
+            since,
+            self.judge,
+        )
+        if keep and key in ("he", "she"):
+            self.kept_leads.add(start)
+        return keep, uncertain
+
+    def word(self, match: re.Match[str]) -> None:
+        """Edit, keep or pass over the word ``match`` found."""
+        word, start, end = match.group(), match.start(), match.end()
+        if start in self.taken:
+            return
+        key = word.lower().replace("’", "'")
+        replacement = self.replacement(key, start, end)
+        if replacement is None or _protected(self.text, start, end, word):
+            return
+        if key in _HONORIFICS and (
+            word != word.capitalize() or not re.match(r"\.?\s+[A-Z_\[]", self.text[end : end + 4])
+        ):
+            return  # "mr" in prose, or no name after it: not a title
+        swapped = Edit(self.section, start, word, match_case(word, replacement))
+        if self.someone_elses(key, start, end):
+            self.kept.append(swapped)
+            return
         uncertain = False
-        if key in _PRONOUNS and not one_other_person:
-            near = referee and (third_party_near(start) or after_kept_lead(start))
-            if key in ("he", "she") and not reader(start).third_party_before(start):
-                # An act of care goes to whoever was named, or along a chain of sentences that
-                # open with kept pronouns ("He found a polyp. He removed it"), to them.
-                chained = after_kept_lead(start) and opens_act_of_care(text, start, end)
-                if (
-                    chained
-                    or acts_after_someone(text, start, end)
-                    or reports_after_companion(text, start, end)
-                ):
-                    kept_leads.add(start)
-                    kept.append(Edit(section, start, word, match_case(word, replacement)))
-                    continue
-            # Only a pronoun the referee may be asked about reads along a chain (off one, near
-            # is False and chain_start None), so the rules alone never pay for the window.
-            since = chain_start(start) if near else None
-            keep, uncertain = _referent(
-                text, start, key, to == "female", reader(start), referee, near, since, judge
-            )
+        if key in _PRONOUNS and not self.one_other_person:
+            keep, uncertain = self.pronoun_kept(key, start, end)
             if keep:
-                if key in ("he", "she"):
-                    kept_leads.add(start)
-                kept.append(Edit(section, start, word, match_case(word, replacement)))
-                continue
-        edits.append(Edit(section, start, word, match_case(word, replacement), uncertain))
-    if referee and not one_other_person:
-        paired = _one_of_two(text, edits, reader, judge or default_referee())
-        kept += [e for e in edits if e not in paired]
-        edits = paired
-    return settle(text, to, section, edits, kept, decisions)
+                self.kept.append(swapped)
+                return
+        self.edits.append(Edit(self.section, start, word, swapped.after, uncertain))
+
+    def one_of_two(self) -> None:
+        """Keep one of a clause's edited subject and object pronouns (:func:`_one_of_two`)."""
+        if self.referee and not self.one_other_person:
+            paired = _one_of_two(
+                self.text, self.edits, self.reader, self.judge or default_referee()
+            )
+            self.kept += [e for e in self.edits if e not in paired]
+            self.edits = paired
 
 
 def _one_of_two(
