@@ -111,7 +111,8 @@ $(VLLM_VENV)/.installed:
 # C++ with cmake and gcc, once: 15-20 minutes on 2 busy cores, measured). Built for any x86-64
 # CPU with AVX2 (GGML_NATIVE=OFF): a -march=native build uses AMX where the CPU has it, and dies
 # with SIGILL where the kernel does not grant AMX. No wheel cache: a cached wheel may be a native
-# build. The compiler's progress is printed every 30 s; the whole log is kept in build.log.
+# build. The compiler's progress (ninja's [step/steps], or make's [percent]) is printed every
+# 30 s; the whole log is kept in build.log.
 LLAMACPP_LOG = $(LLAMACPP_VENV)/build.log
 llamacpp: $(LLAMACPP_VENV)/.installed
 $(LLAMACPP_VENV)/.installed:
@@ -120,8 +121,8 @@ $(LLAMACPP_VENV)/.installed:
 	@( CMAKE_ARGS="-DGGML_NATIVE=OFF" $(LLAMACPP_PYTHON) -m pip install -v --no-cache-dir "$(LLAMACPP)" > $(LLAMACPP_LOG) 2>&1 ) & build=$$!; \
 	  start=$$(date +%s); \
 	  while kill -0 $$build 2>/dev/null; do sleep 30; \
-	    step=$$(grep -oE '\[ *[0-9]+%\]' $(LLAMACPP_LOG) | tail -n 1); \
-	    echo "  llama.cpp build: $$(( ($$(date +%s) - start) / 60 )) min, compiled $${step:-[  0%]}"; done; \
+	    step=$$(grep -oE '^ *\[ *[0-9]+(%|/[0-9]+)\]' $(LLAMACPP_LOG) | tail -n 1 | tr -d ' '); \
+	    echo "  llama.cpp build: $$(( ($$(date +%s) - start) / 60 )) min, compiled $${step:-nothing yet}"; done; \
 	  wait $$build || { tail -n 20 $(LLAMACPP_LOG) >&2; echo "error: building $(LLAMACPP) into $(LLAMACPP_VENV) failed (the log's last lines above; all of it in $(LLAMACPP_LOG)). Fix: install cmake, gcc and g++ (sudo apt-get install cmake build-essential), check the network to the package registry, then rerun make llamacpp." >&2; exit 1; }
 	$(LLAMACPP_PYTHON) -c "import llama_cpp.server.app"
 	touch $@
