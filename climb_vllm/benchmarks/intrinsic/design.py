@@ -205,3 +205,28 @@ def design_frame(rows: Sequence[Mapping[str, Any]], own: int, printed: float) ->
             for row in rows
         ]
     )
+
+
+def design_table(
+    logp: Array,
+    neutral: npt.NDArray[np.bool_],
+    groups: NameGroups,
+    level_ids: Mapping[str, npt.NDArray[Any]],
+    table1: pl.DataFrame,
+    seed: int,
+) -> pl.DataFrame:
+    """The report's "Names per group" table of a run.
+
+    Args:
+        logp: (codes x names) the run's log-probabilities.
+        neutral: which codes are sex-neutral (the codes Table 1 covers).
+        groups: the run's groups.
+        level_ids: per level L1..L5, each code's node.
+        table1: the run's Table 1 (its mean row's interval is the width the run printed).
+        seed: the projection's seed.
+    """
+    rows = np.flatnonzero(neutral)
+    levels = {k: np.asarray(v)[rows] for k, v in level_ids.items()}
+    projected = project(logp[rows], groups, levels, seed=seed)
+    mean = table1.filter(pl.col("level") == "mean").row(0, named=True)
+    return design_frame(projected, groups.size, mean["ci_high"] - mean["ci_low"])

@@ -19,15 +19,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from climb_vllm.benchmarks.intrinsic import (
-    assoc,
-    correction,
-    design,
-    drilldown,
-    gaps,
-    preference,
-)
+from climb_vllm.benchmarks.intrinsic import assoc, correction, drilldown, gaps, preference
 from climb_vllm.benchmarks.intrinsic.correction import with_mean as _with_mean
+from climb_vllm.benchmarks.intrinsic.design import design_table
 from climb_vllm.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -396,16 +390,6 @@ def table1_resamples(
     return values["both"]
 
 
-def _design(scorer: Scorer, table1: pl.DataFrame, seed: int) -> pl.DataFrame:
-    """:mod:`.design`'s table: the corrected interval's projected width at more names per
-    group, from the sex-neutral codes Table 1 covers."""
-    rows = np.flatnonzero(scorer.neutral)
-    levels = {k: v[rows] for k, v in scorer.codes.level_ids.items()}
-    projected = design.project(scorer.logp[rows], scorer.groups, levels, seed=seed)
-    mean = table1.filter(pl.col("level") == "mean").row(0, named=True)
-    return design.design_frame(projected, scorer.groups.size, mean["ci_high"] - mean["ci_low"])
-
-
 def _table8(
     logp: np.ndarray,
     listed: CodeLists,
@@ -509,7 +493,10 @@ def intrinsic_tables(
     tables["table1_all_codes"] = level_frame(all_codes["both"], nodes)
     tables["table8"] = _table8(logp, listed, slots, names, top_k, pooling, draws, seed)
     if design and draws and top_k >= 2:
-        tables["design"] = _design(raw, tables["table1"], seed)
+        levels = raw.codes.level_ids
+        tables["design"] = design_table(
+            raw.logp, raw.neutral, raw.groups, levels, tables["table1"], seed
+        )
     tables["chapters"] = raw.chapter_scores(groups)
     tables["drilldown_all"] = drilldown.drilldown(
         logp, codes, groups, task.ontology.table, listed.neutral
