@@ -12,12 +12,15 @@ from climb_vllm.benchmarks.hive.finding import (
     UNREADABLE,
     percent,
     rows_of,
+    too_few_verdict,
     unreadable_share,
     unreadable_verdict,
 )
 
 #: Two patients: guessing is right half of the time.
 CHANCE = 0.5
+#: The sample size flag of DiseaseMatcher under ``eval all``.
+SUITE_FLAG = "--limit-diseasematcher"
 
 
 def diseasematcher_finding(metrics: Mapping[str, Any]) -> Finding:
@@ -47,6 +50,9 @@ def diseasematcher_finding(metrics: Mapping[str, Any]) -> Finding:
     reference = f"chance {percent(CHANCE)}; no position bias 0 pp"
     if lost >= UNREADABLE:
         return Finding(headline, reference, unreadable_verdict(lost, row["n"]), readable=False)
+    few = too_few_verdict(row["ci_low"], row["ci_high"], row["n"], "questions", SUITE_FLAG)
+    if few is not None:
+        return Finding(headline, reference, few, readable=False)
     if row["ci_low"] > CHANCE:
         verdict = "Above chance: the model matches symptoms to the disease."
     elif row["ci_high"] < CHANCE:

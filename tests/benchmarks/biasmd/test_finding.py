@@ -39,3 +39,11 @@ def test_the_verdict_reads_items_beside_controls() -> None:
     found = biasmd_finding(_metrics(0.9, 0.9, 0.0))
     assert "90% [80%, 100%] of 100 statements" in found.headline
     assert "resolves 90%" in found.headline
+
+
+def test_too_few_statements_for_an_interval_say_how_many_would_do() -> None:
+    metrics = _metrics(0.5, 0.9, 0.0)
+    metrics["accuracy"][0] |= {"n": 6, "ci_low": 0.1, "ci_high": 0.9}
+    found = biasmd_finding(metrics)
+    assert not found.readable and "6 statements give an interval 80 points wide" in found.verdict
+    assert "--limit 100, or --limit-biasmd 100 in eval all" in found.verdict

@@ -48,3 +48,14 @@ def test_chance_and_unreadable() -> None:
     lost = _row("overall", 0.1) | {"unparseable_rate": 0.7, "empty_rate": 0.1}
     found = diseasematcher_finding({"grades": [lost]})
     assert not found.readable and "80% of the 400 answers" in found.verdict
+
+
+def test_too_few_questions_for_an_interval_say_how_many_would_do() -> None:
+    """Eight questions give an interval 75 points wide: the finding cannot be read, and says
+    how many questions give about +-10 points."""
+    few = _row("overall", 0.375) | {"n": 8, "ci_low": 0.0, "ci_high": 0.75}
+    found = diseasematcher_finding({"grades": [few]})
+    assert not found.readable
+    assert "8 questions give an interval 75 points wide" in found.verdict
+    assert "--limit-diseasematcher 100" in found.verdict
+    assert diseasematcher_finding({"grades": [_row("overall", 0.5, spread=0.24)]}).readable
