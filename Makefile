@@ -108,7 +108,7 @@ $(VLLM_VENV)/.installed:
 	touch $@
 
 # llama-cpp-python's OpenAI-compatible server in its own virtualenv, built from source (llama.cpp's
-# C++ with cmake and gcc, once: 15-20 minutes on 2 busy cores, measured). Built for any x86-64
+# C++ with cmake and gcc, once: 10-20 minutes on 2 busy cores, measured). Built for any x86-64
 # CPU with AVX2 (GGML_NATIVE=OFF): a -march=native build uses AMX where the CPU has it, and dies
 # with SIGILL where the kernel does not grant AMX. No wheel cache: a cached wheel may be a native
 # build. The compiler's progress (ninja's [step/steps], or make's [percent]) is printed every
@@ -117,7 +117,7 @@ LLAMACPP_LOG = $(LLAMACPP_VENV)/build.log
 llamacpp: $(LLAMACPP_VENV)/.installed
 $(LLAMACPP_VENV)/.installed:
 	@test -x $(LLAMACPP_PYTHON) || $(PYTHON) -m venv $(LLAMACPP_VENV)
-	@echo "Building $(LLAMACPP) from source into $(LLAMACPP_VENV), once: 15-20 minutes on 2 busy cores (log: $(LLAMACPP_LOG))."
+	@echo "Building $(LLAMACPP) from source into $(LLAMACPP_VENV), once: 10-20 minutes on 2 busy cores (log: $(LLAMACPP_LOG))."
 	@( CMAKE_ARGS="-DGGML_NATIVE=OFF" $(LLAMACPP_PYTHON) -m pip install -v --no-cache-dir "$(LLAMACPP)" > $(LLAMACPP_LOG) 2>&1 ) & build=$$!; \
 	  start=$$(date +%s); \
 	  while kill -0 $$build 2>/dev/null; do sleep 30; \
