@@ -9,7 +9,7 @@ Token-boundary contract (every engine and every caller keeps it):
     tokenizers), and the continuation ids are ``tok(T + " " + C)[len(tok(T)):]``. The caller
     checks that ``tok(T)`` is a prefix of ``tok(T + " " + C)``; where it is not, the pair is
     scored as a full sequence from the longest common prefix (see
-    :mod:`climb_vllm.benchmarks.intrinsic.boundary`).
+    :mod:`climb_vllm.engines.boundary`).
     ``score`` then returns ``sum_k log p(c_k | prefix, c_<k)`` for each continuation, computed
     from an fp32 log-softmax over the full vocabulary.
 """

@@ -2,7 +2,7 @@
 
 Token-boundary contract: prefix ids are ``tok(T)`` with special tokens as the tokenizer adds them
 (BOS for Llama-style tokenizers); continuation ids are ``tok(T + " " + C)[len(tok(T)):]``;
-:mod:`climb_vllm.benchmarks.intrinsic.boundary` builds requests that keep it. ``score`` returns
+:mod:`climb_vllm.engines.boundary` builds requests that keep it. ``score`` returns
 the sum over the continuation's tokens of ``log p(c_k | prefix, c_<k)`` from an fp32
 log-softmax.
 

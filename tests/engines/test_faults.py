@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder
 from climb_vllm.engines.base import ScoreRequest
+from climb_vllm.engines.boundary import BoundaryEncoder
 from climb_vllm.engines.http import HttpEngine
 from climb_vllm.engines.transport import RequestFailed, RetriesExhausted
 from climb_vllm.resources.names import load_names

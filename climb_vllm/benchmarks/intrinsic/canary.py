@@ -23,9 +23,9 @@ from climb_vllm.engines.identity import tolerance
 if TYPE_CHECKING:
     import polars as pl
 
-    from climb_vllm.benchmarks.intrinsic.boundary import PlannedRequest
     from climb_vllm.core.store import RunStore
     from climb_vllm.engines.base import Engine, ScoreResult
+    from climb_vllm.engines.boundary import PlannedRequest
 
 #: Stored codes scored again (each with all its names).
 CANARY_CODES = 2

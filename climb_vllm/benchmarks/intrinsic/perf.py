@@ -119,8 +119,8 @@ def release_tokens(
         chunk: codes scored together (release order), as a run's chunks are.
         codes: only the release's first ``codes`` codes (None: all).
     """
-    from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder
     from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE
+    from climb_vllm.engines.boundary import BoundaryEncoder
     from climb_vllm.engines.token_tree import forward_tokens
     from climb_vllm.resources.names import load_names
     from climb_vllm.resources.ontology import load_ontology

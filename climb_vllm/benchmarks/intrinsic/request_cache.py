@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from climb_vllm.benchmarks.intrinsic.boundary import PlannedRequest
 from climb_vllm.core.cache import cache_root
 from climb_vllm.engines.base import ScoreRequest
+from climb_vllm.engines.boundary import PlannedRequest
 
 #: Bumped whenever the planner's output for the same inputs changes.
 PLAN_VERSION = "1"

@@ -36,9 +36,9 @@ def request_building_bench(model: Path, codes: int | None, row_tokens: int) -> d
     """
     from transformers import AutoTokenizer
 
-    from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder
     from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE
     from climb_vllm.benchmarks.intrinsic.request_cache import RequestCache
+    from climb_vllm.engines.boundary import BoundaryEncoder
     from climb_vllm.engines.token_tree import forward_tokens
     from climb_vllm.engines.trie import Trie
     from climb_vllm.models.sources import resolve

@@ -17,7 +17,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder, PlannedRequest
 from climb_vllm.benchmarks.intrinsic.canary import check_canary
 from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE, IntrinsicConfig
 from climb_vllm.benchmarks.intrinsic.name_variants import NameVariant, name_variants
@@ -26,6 +25,7 @@ from climb_vllm.core.phases import PhaseTimes
 from climb_vllm.core.progress import Progress, Retries
 from climb_vllm.core.store import RunStore
 from climb_vllm.engines.base import Engine, ScoreRequest, ScoreResult
+from climb_vllm.engines.boundary import BoundaryEncoder, PlannedRequest
 from climb_vllm.resources.names import NameSet, load_names
 from climb_vllm.resources.ontology import Ontology, load_ontology
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder, PlannedRequest
 from climb_vllm.benchmarks.intrinsic.canary import check_canary
 from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
 from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask, plan_chunk, records_frame
 from climb_vllm.core.errors import UserError
 from climb_vllm.core.store import RunStore
+from climb_vllm.engines.boundary import BoundaryEncoder, PlannedRequest
 from climb_vllm.engines.http import HttpEngine
 from climb_vllm.models.demo_model import build_demo_model
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder
 from climb_vllm.benchmarks.intrinsic.request_cache import RequestCache
 from climb_vllm.benchmarks.intrinsic.request_perf import request_building_bench
+from climb_vllm.engines.boundary import BoundaryEncoder
 
 TEXTS = ["Cholera is related to the name:", "Tuberculosis of prostate is related to the name:"]
 NAMES = ["Esther", "Aaliyah", "Muhammad"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder
+from climb_vllm.engines.boundary import BoundaryEncoder
 
 
 def test_contract_with_real_tokenizer(engine: Any) -> None:
