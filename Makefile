@@ -13,10 +13,9 @@ DEMO_MODEL ?= gemma-3-270m
 DEMO_LIMIT ?= 300
 # Codes scored again under each of the three further templates of the sensitivity analysis.
 DEMO_SENSITIVITY ?= 100
-# BiasMD statements (plus their controls) and DiseaseMatcher questions, answers of at most
-# DEMO_ANSWER tokens.
-DEMO_ITEMS ?= 8
-DEMO_ANSWER ?= 64
+# BiasMD statements (plus their controls) and DiseaseMatcher questions, answered in choice mode
+# (the option the model scores highest: a base model rarely writes a gradable answer).
+DEMO_ITEMS ?= 48
 DEMO_RUN ?= outputs/demo/run
 # CLIMB extrinsic in the demo: 2 synthetic cases with every counterfactual, short answers, mapped
 # onto 500 sampled codes plus the gold codes (embedding all 95k titles takes minutes once;
@@ -59,8 +58,8 @@ demo: install
 	$(VENV)/bin/climb-vllm eval all --model $(DEMO_MODEL) --out $(DEMO_RUN) \
 		--limit-intrinsic $(DEMO_LIMIT) --sensitivity-codes $(DEMO_SENSITIVITY) \
 		--limit-extrinsic $(DEMO_CASES) --extrinsic-max-tokens 48 --index-limit $(DEMO_INDEX) \
-		--limit-biasmd $(DEMO_ITEMS) --limit-diseasematcher $(DEMO_ITEMS) \
-		--max-tokens $(DEMO_ANSWER) $(ARGS)
+		--limit-biasmd $(DEMO_ITEMS) --limit-diseasematcher $(DEMO_ITEMS) --answer choice \
+		$(ARGS)
 
 # The tests need, beside the package, vLLM's CPU build and llama.cpp's server (the serving tests
 # start real servers) and Debian's Chromium (the report is rendered in it): all installed here,

@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -148,3 +149,24 @@ def servers_recorded_in(state: Path) -> Iterator[None]:
             os.environ.pop(STATE_VARIABLE, None)
         else:
             os.environ[STATE_VARIABLE] = saved
+
+
+def raw_text_logprob(model: Any, tokenizer: Any, prompt: str, name: str) -> float:
+    """log P(name | prompt) from the text alone: encode ``prompt + " " + name`` with character
+    offsets, take every token that ends past the prompt's last character, and sum its log-prob
+    under the model's own full forward pass (logits at every position). Nothing of the
+    project's prompt builder or scorers is used."""
+    import torch
+
+    text = f"{prompt} {name}"
+    encoded = tokenizer(text, return_offsets_mapping=True)
+    ids = encoded["input_ids"]
+    offsets = encoded["offset_mapping"]
+    name_tokens = [i for i, (_, end) in enumerate(offsets) if end > len(prompt) and i > 0]
+    assert name_tokens and name_tokens == list(range(name_tokens[0], len(ids)))
+    with torch.inference_mode():
+        logits = model(input_ids=torch.tensor([ids])).logits[0].float()
+    # The normaliser in fp64: over 262,144 logits an fp32 log-softmax alone is off by up to
+    # ~6e-5 nat per token, which would make the reference, not the scorer, the looser side.
+    logprobs = torch.log_softmax(logits.double(), dim=-1)
+    return float(sum(logprobs[i - 1, ids[i]] for i in name_tokens))

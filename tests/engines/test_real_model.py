@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from climb_vllm.benchmarks.intrinsic.boundary import BoundaryEncoder
 from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE
+from climb_vllm.engines.boundary import BoundaryEncoder
 from climb_vllm.engines.memory import bytes_per_position
 from climb_vllm.resources.names import load_names
+from tests.helpers import raw_text_logprob
 
 DESCRIPTIONS = (
     "Cholera due to Vibrio cholerae 01, biovar cholerae",
@@ -18,27 +19,6 @@ DESCRIPTIONS = (
     "Sickle-cell disorder, unspecified",
     "Encounter for screening for malignant neoplasm of prostate",
 )
-
-
-def _raw_text_logprob(model: Any, tokenizer: Any, prompt: str, name: str) -> float:
-    """log P(name | prompt) from the text alone: encode ``prompt + " " + name`` with character
-    offsets, take every token that ends past the prompt's last character, and sum its log-prob
-    under the model's own full forward pass (logits at every position). Nothing of the
-    project's prompt builder or scorers is used."""
-    import torch
-
-    text = f"{prompt} {name}"
-    encoded = tokenizer(text, return_offsets_mapping=True)
-    ids = encoded["input_ids"]
-    offsets = encoded["offset_mapping"]
-    name_tokens = [i for i, (_, end) in enumerate(offsets) if end > len(prompt) and i > 0]
-    assert name_tokens and name_tokens == list(range(name_tokens[0], len(ids)))
-    with torch.inference_mode():
-        logits = model(input_ids=torch.tensor([ids])).logits[0].float()
-    # The normaliser in fp64: over 262,144 logits an fp32 log-softmax alone is off by up to
-    # ~6e-5 nat per token, which would make the reference, not the scorer, the looser side.
-    logprobs = torch.log_softmax(logits.double(), dim=-1)
-    return float(sum(logprobs[i - 1, ids[i]] for i in name_tokens))
 
 
 def test_tree_scorer_equals_raw_text_log_probs_on_the_real_model(real_engine: Any) -> None:
@@ -59,7 +39,7 @@ def test_tree_scorer_equals_raw_text_log_probs_on_the_real_model(real_engine: An
     worst = 0.0
     for plan, result in zip(planned, results):
         for j, value in zip(plan.name_indices, result.logprobs):
-            reference = _raw_text_logprob(
+            reference = raw_text_logprob(
                 real_engine.model, tokenizer, prompts[plan.text_index], names[j]
             )
             worst = max(worst, abs(value - reference))

@@ -353,3 +353,21 @@ def test_the_command_keeps_every_positions_logits(real_model: Path) -> None:
     assert "--logits_all True" in joined and "--model_alias gemma-3-270m" in joined
     assert "--n_ctx 4096" in joined  # the model file's max_model_len
     assert "--climb-chat-template" in joined and "plain.jinja" in joined
+
+
+def test_choice_mode_scores_options_through_llama_cpp(
+    llama_server: str, real_model: Path, real_engine: Any
+) -> None:
+    """BiasMD's and DiseaseMatcher's options (choice mode) through the echo path, against the
+    in-process engine on the same weights (quantized there, hence the wider agreement)."""
+    from climb_vllm.benchmarks.diseasematcher import choice
+    from climb_vllm.benchmarks.diseasematcher.task import items_frame
+    from climb_vllm.benchmarks.hive.choice import score_prompts
+
+    prompts = choice.prompts(items_frame("eval", 2, 0))
+    served = score_prompts(HttpEngine([llama_server], tokenizer=str(real_model)), prompts)
+    local = score_prompts(real_engine, prompts)
+    assert served.height == local.height == 2 * len(prompts)
+    for column in ("logprob", "calibration"):
+        gaps = (served[column] - local[column]).abs().to_list()
+        assert max(gaps) < QUANTIZED_AGREEMENT, (column, gaps)

@@ -19,10 +19,21 @@ from climb_vllm.benchmarks.hive.base import HiveBenchmark
 
 def _report_tables() -> tuple[ReportTable, ...]:
     """Accuracy among the papers' tables; grade shares as an extra."""
+    from climb_vllm.benchmarks.biasmd import choice
     from climb_vllm.benchmarks.biasmd.tables import PERCENT, TITLES
+    from climb_vllm.benchmarks.hive.choice_tables import SWAP_NOTE
 
     return (
         ReportTable("accuracy", TITLES["accuracy"], 100, percent=PERCENT["accuracy"]),
+        ReportTable("choice_method", "BiasMD, choice mode: method", 101),
+        ReportTable("choice_accuracy", choice.TITLES["choice_accuracy"], 102),
+        ReportTable("choice_position", choice.TITLES["choice_position"], 103),
+        ReportTable(
+            "choice_swaps",
+            choice.TITLES["choice_swaps"],
+            104,
+            note=SWAP_NOTE,
+        ),
         ReportTable("grades", TITLES["grades"], 150),
     )
 
@@ -57,6 +68,13 @@ BIASMD = HiveBenchmark(
             "measure grading speed on N responses of every graded benchmark instead (one "
             "process against the default workers)",
             deferred("climb_vllm.benchmarks.biasmd.perf:grading_bench"),
+        ),
+        BenchHook(
+            "choice",
+            "measure choice mode on N items of every benchmark that has it instead (default 64): "
+            "options sharing their prompt against one sequence per option with lm-eval's HFLM",
+            deferred("climb_vllm.benchmarks.biasmd.perf:choice_speed"),
+            default=64,
         ),
     ),
     synthetic=Synthetic(deferred("climb_vllm.benchmarks.biasmd.perf:synthetic_answers")),

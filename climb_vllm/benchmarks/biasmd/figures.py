@@ -10,7 +10,8 @@ from climb_vllm.core.plotting import Runs, error_bars, marked_bars, png, runs_wi
 
 def biasmd_accuracy(runs: Runs) -> bytes | None:
     """BiasMD accuracy (not attributing) beside control accuracy (attributing), per model."""
-    having = runs_with(runs, "biasmd")
+    # Generation runs only: a choice-mode run's tables are its own (no "accuracy" table).
+    having = [(label, m) for label, m in runs_with(runs, "biasmd") if "accuracy" in m]
     if not having:
         return None
     figure, axis = plt.subplots(figsize=(7.5, 3.8))

@@ -15,7 +15,7 @@ TITLE = "BiasMD"
 @lru_cache(maxsize=1)
 def kind() -> Kind:
     """What the shared HIVE library needs of BiasMD."""
-    from climb_vllm.benchmarks.biasmd import grading, tables, task
+    from climb_vllm.benchmarks.biasmd import choice, grading, tables, task
     from climb_vllm.benchmarks.biasmd.finding import biasmd_finding
 
     return Kind(
@@ -35,4 +35,5 @@ def kind() -> Kind:
         context="statement",
         id_example="biasmd-0001",
         finding=biasmd_finding,
+        choice=choice.choice_kind(),
     )

@@ -45,6 +45,14 @@ def grading_bench(count: int, settings: PerfSettings | None = None) -> dict[str,
     return time_grading("biasmd", grade_biasmd, rows)
 
 
+def choice_speed(count: int | None, settings: PerfSettings) -> dict[str, Any]:
+    """Choice mode's speed on ``count`` items (:mod:`climb_vllm.benchmarks.hive.choice_perf`)."""
+    from climb_vllm.benchmarks.biasmd.kind import kind
+    from climb_vllm.benchmarks.hive.choice_perf import choice_bench
+
+    return choice_bench(kind(), count or 64, settings)
+
+
 def synthetic_answers(store: RunStore, model: str, rng: np.random.Generator) -> int:
     """One BiasMD answer per item (controls included) for ``model``; returns how many."""
     from climb_vllm.benchmarks.biasmd.config import BiasMDConfig

@@ -20,14 +20,31 @@ from climb_vllm.benchmarks.hive.base import HiveBenchmark
 def _report_tables() -> tuple[ReportTable, ...]:
     """HIVE Tables 1-2 among the papers' tables; grade shares as an extra."""
     from climb_vllm.benchmarks.diseasematcher.tables import PERCENT, TITLES
+    from climb_vllm.benchmarks.hive.choice_tables import SWAP_NOTE
 
     def title(key: str) -> str:
         text = TITLES[key].replace("DiseaseMatcher Table", "HIVE Table")
         return text + (" (DiseaseMatcher)" if key.startswith("table") else "")
 
+    from climb_vllm.benchmarks.diseasematcher import choice
+
     return (
         ReportTable("table1", title("table1"), 80, percent=PERCENT["table1"]),
         ReportTable("table2", title("table2"), 90, percent=PERCENT["table2"]),
+        ReportTable("choice_method", "DiseaseMatcher, choice mode: method", 91),
+        ReportTable("choice_accuracy", choice.TITLES["choice_accuracy"], 92),
+        ReportTable(
+            "choice_position",
+            choice.TITLES["choice_position"],
+            93,
+            percent=choice.PERCENT["choice_position"],
+        ),
+        ReportTable(
+            "choice_swaps",
+            choice.TITLES["choice_swaps"],
+            94,
+            note=SWAP_NOTE,
+        ),
         ReportTable("grades", title("grades"), 140, percent=PERCENT["grades"]),
     )
 
@@ -61,6 +78,13 @@ DISEASEMATCHER = HiveBenchmark(
             "measure grading speed on N responses of every graded benchmark instead (one "
             "process against the default workers)",
             deferred("climb_vllm.benchmarks.diseasematcher.perf:grading_bench"),
+        ),
+        BenchHook(
+            "choice",
+            "measure choice mode on N items of every benchmark that has it instead (default 64): "
+            "options sharing their prompt against one sequence per option with lm-eval's HFLM",
+            deferred("climb_vllm.benchmarks.diseasematcher.perf:choice_speed"),
+            default=64,
         ),
     ),
     synthetic=Synthetic(deferred("climb_vllm.benchmarks.diseasematcher.perf:synthetic_answers")),

@@ -10,7 +10,8 @@ from climb_vllm.core.plotting import Runs, marked_bars, png, runs_with
 
 def diseasematcher_accuracy(runs: Runs) -> bytes | None:
     """DiseaseMatcher accuracy by attribute with the correct patient first (solid) or second."""
-    having = runs_with(runs, "diseasematcher")
+    # Generation runs only: a choice-mode run's tables are its own (no "table1").
+    having = [(label, m) for label, m in runs_with(runs, "diseasematcher") if "table1" in m]
     if not having:
         return None
     figure, axis = plt.subplots(figsize=(7.5, 3.8))

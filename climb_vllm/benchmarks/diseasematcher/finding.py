@@ -79,3 +79,62 @@ def diseasematcher_finding(metrics: Mapping[str, Any]) -> Finding:
         side = "first" if position[0]["position_bias"] > 0 else "second"
         verdict += f" It favours the {side} patient named."
     return Finding(headline, reference, verdict)
+
+
+def _headline_accuracy(metrics: Mapping[str, Any], **keys: Any) -> dict[str, Any] | None:
+    rows = [r for r in rows_of(metrics, "choice_accuracy", **keys) if r.get("headline")]
+    return rows[0] if rows else None
+
+
+def choice_finding(metrics: Mapping[str, Any]) -> Finding:
+    """What a choice-mode run of DiseaseMatcher found: the calibrated accuracy against chance,
+    the position bias and how often swapping the patients' attributes or names flips a choice.
+
+    Args:
+        metrics: the run's recomputed ``metrics.json`` of the benchmark (choice tables).
+    """
+    row = _headline_accuracy(metrics, attribute="overall")
+    if row is None:
+        return Finding("no questions", "-", "No DiseaseMatcher question was scored.", False)
+    headline = (
+        f"choice mode (calibrated): accuracy {percent(row['accuracy'])} "
+        f"[{percent(row['ci_low'])}, {percent(row['ci_high'])}] on {row['n']} questions"
+    )
+    swaps = {r["swap"]: r for r in rows_of(metrics, "choice_swaps", attribute="overall")}
+    attribute = swaps.get("attribute_swap")
+    if attribute:
+        headline += (
+            f"; swapping attributes flips {percent(attribute['flips'])} "
+            f"[{percent(attribute['flips_ci_low'])}, {percent(attribute['flips_ci_high'])}]"
+        )
+    reference = f"chance {percent(CHANCE)}; a model blind to attributes flips 0%"
+    few = too_few_verdict(row["ci_low"], row["ci_high"], row["n"], "questions", SUITE_FLAG)
+    if few is not None:
+        return Finding(headline, reference, few, readable=False)
+    if row["ci_low"] > CHANCE:
+        verdict = "Above chance: the model matches symptoms to the disease."
+    elif row["ci_high"] < CHANCE:
+        verdict = "Below chance: the model picks against the symptoms."
+    else:
+        verdict = "Not distinguishable from chance at this size."
+    for swap, what in (("attribute_swap", "attributes"), ("name_swap", "names")):
+        found = swaps.get(swap)
+        if found is None:
+            continue
+        if found["flips_ci_low"] > 0:
+            verdict += (
+                f" Swapping the patients' {what} alone changes {percent(found['flips'])} of its "
+                "choices: its answers depend on them."
+            )
+        elif found["flips"] == 0:
+            verdict += f" Swapping the patients' {what} changes none of its choices."
+        else:
+            verdict += (
+                f" Swapping the patients' {what} flips {percent(found['flips'])} of its "
+                "choices, an interval that reaches 0: no dependence is shown at this size."
+            )
+    position = rows_of(metrics, "choice_position", attribute="overall")
+    if position and (position[0]["bias_ci_low"] > 0 or position[0]["bias_ci_high"] < 0):
+        side = "first" if position[0]["position_bias"] > 0 else "second"
+        verdict += f" It favours the {side} patient named."
+    return Finding(headline, reference, verdict)

@@ -29,7 +29,7 @@ def _items(split: str, limit: int | None, seed: int, controls: bool) -> pl.DataF
 @lru_cache(maxsize=1)
 def kind() -> Kind:
     """What the shared HIVE library needs of DiseaseMatcher."""
-    from climb_vllm.benchmarks.diseasematcher import grading, tables, task
+    from climb_vllm.benchmarks.diseasematcher import choice, grading, tables, task
     from climb_vllm.benchmarks.diseasematcher.finding import diseasematcher_finding
 
     return Kind(
@@ -49,4 +49,5 @@ def kind() -> Kind:
         context="question",
         id_example="dm-00001",
         finding=diseasematcher_finding,
+        choice=choice.choice_kind(),
     )

@@ -47,6 +47,14 @@ def grading_bench(count: int, settings: PerfSettings | None = None) -> dict[str,
     return time_grading("diseasematcher", grade_diseasematcher, rows)
 
 
+def choice_speed(count: int | None, settings: PerfSettings) -> dict[str, Any]:
+    """Choice mode's speed on ``count`` items (:mod:`climb_vllm.benchmarks.hive.choice_perf`)."""
+    from climb_vllm.benchmarks.diseasematcher.kind import kind
+    from climb_vllm.benchmarks.hive.choice_perf import choice_bench
+
+    return choice_bench(kind(), count or 64, settings)
+
+
 def synthetic_answers(store: RunStore, model: str, rng: np.random.Generator) -> int:
     """One DiseaseMatcher answer per question for ``model``; returns how many."""
     from climb_vllm.benchmarks.diseasematcher.config import DiseaseMatcherConfig

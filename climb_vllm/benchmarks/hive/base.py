@@ -101,6 +101,15 @@ def _options(name: str, suite_limit_help: str, controls: bool) -> tuple[Option, 
             ),
         )
     return options + (
+        Option(
+            "--answer",
+            "answer",
+            "generate: sample an answer and grade it (the papers' protocol); choice: the option "
+            "the model scores highest (for base models), with swaps that measure bias",
+            field="answer",
+            choices=("generate", "choice"),
+            suite_flags=("--answer",),
+        ),
         Option("--chunk-size", "chunk_size", "items per stored chunk", field="chunk_size"),
     )
 
@@ -199,7 +208,11 @@ class HiveBenchmark:
         return self._figures()
 
     def finding(self, metrics: Mapping[str, Any]) -> Finding:
-        """What the run found (the benchmark's own reading of its metrics)."""
+        """What the run found (the benchmark's own reading of its metrics; a choice-mode
+        run's metrics hold its choice tables)."""
+        choice = self.kind.choice
+        if choice is not None and "choice_accuracy" in metrics:
+            return choice.finding(metrics)
         return self.kind.finding(metrics)
 
     def scope(self, section: Section) -> str:
@@ -209,6 +222,12 @@ class HiveBenchmark:
         sample = f", a sample of {config['limit']}" if config.get("limit") else ""
         with_controls = self.controls and config.get("controls")
         controls = " with their controls" if with_controls else ""
+        if config.get("answer") == "choice":
+            return (
+                f"{section.items or '?'} prompts (every item as written and swapped): {split}"
+                f"{sample}{controls}; choice mode: the option with the highest log-probability "
+                "(summed, per byte and calibrated; the method table names the headline)"
+            )
         return (
             f"{section.items or '?'} prompts: {split}{sample}{controls}; answers of at most "
             f"{generation.max_tokens if generation else None} tokens"

@@ -23,7 +23,10 @@ class GenerationConfig(EngineConfig):
         system_prompt: an optional system turn (the authors used none).
         controls: also ask the derived control items, where the benchmark has them (BiasMD's
             resolvable pronouns).
-        chunk_size: items per stored chunk (the unit of resume).
+        chunk_size: items per stored chunk (the unit of resume; prompts in choice mode).
+        answer: "generate" (sample an answer and grade it, the papers' protocol) or "choice"
+            (the option with the highest log-probability; see
+            :mod:`climb_vllm.benchmarks.hive.choice`).
     """
 
     benchmark: str
@@ -37,3 +40,12 @@ class GenerationConfig(EngineConfig):
     system_prompt: str | None = None
     controls: bool = True
     chunk_size: int = Field(default=256, ge=1)
+    answer: Literal["generate", "choice"] = "generate"
+
+    def hashed_fields(self) -> dict[str, object]:
+        """As for every configuration; ``answer`` only when it is "choice", so that runs
+        recorded before choice mode existed resume under the same hash."""
+        fields = super().hashed_fields()
+        if fields.get("answer") == "generate":
+            del fields["answer"]
+        return fields

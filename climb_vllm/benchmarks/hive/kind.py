@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from climb_vllm.benchmarks.base import Finding
+    from climb_vllm.benchmarks.hive.choice import ChoiceKind
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class Kind:
         context: what an item's text is called in the disagreement files ("statement").
         id_example: an item id, quoted in errors.
         finding: the run's ``metrics.json`` -> what it found, for the report's first screen.
+        choice: its declaration for choice mode (``--answer choice``), or None.
     """
 
     name: str
@@ -54,3 +56,4 @@ class Kind:
     context: str
     id_example: str
     finding: Callable[[Mapping[str, Any]], Finding]
+    choice: ChoiceKind | None = None

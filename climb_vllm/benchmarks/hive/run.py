@@ -25,6 +25,10 @@ def run_hive(kind: Kind, config: GenerationConfig, context: RunContext) -> Path:
     from climb_vllm.runner.generation import run_generation
     from climb_vllm.runner.run import open_run
 
+    if config.answer == "choice":
+        from climb_vllm.benchmarks.hive.choice_run import run_hive_choice
+
+        return run_hive_choice(kind, config, context)
     items = kind.items(config.split, config.limit, config.seed, config.controls)
     store, engine, config = open_run(
         config,
@@ -101,8 +105,13 @@ def write_generation_report(store: RunStore, kind: Kind, quiet: bool = False) ->
 
     import polars as pl
 
+    from climb_vllm.benchmarks.hive.config import GenerationConfig
     from climb_vllm.core.results import write_tables
 
+    if GenerationConfig(**store.section(kind.name).config).answer == "choice":
+        from climb_vllm.benchmarks.hive.choice_run import write_choice_report
+
+        return write_choice_report(store, kind, quiet=quiet)
     graded, config = graded_run(store, kind)
     tables, layout, titles, heading = shown_tables(kind, graded, model_label(config.model))
     directory = results_folder(store.root, kind.name)
