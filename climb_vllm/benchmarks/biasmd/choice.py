@@ -26,6 +26,7 @@ from climb_vllm.benchmarks.hive.choice import CONTENT_FREE, ChoiceKind, ChoicePr
 from climb_vllm.benchmarks.hive.choice_tables import (
     accuracy_layout,
     accuracy_rows,
+    position_layout,
     swap_layout,
     swap_row,
 )
@@ -154,24 +155,15 @@ def tables(choices: pl.DataFrame, items: pl.DataFrame) -> dict[str, pl.DataFrame
 
 def layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.DataFrame]:
     """Choice mode's tables as shown."""
-    import polars as pl
 
-    from climb_vllm.benchmarks.hive.tables import interval, pct
-
-    position = tables["choice_position"]
     return {
         "choice_accuracy": accuracy_layout(tables["choice_accuracy"], model, ["kind", "subset"]),
-        "choice_position": position.select(
-            pl.lit(model).alias("Model"),
+        "choice_position": position_layout(
+            tables["choice_position"],
+            model,
             "kind",
-            "n",
-            pct("first").alias("First (%)"),
-            pct("second").alias("Second (%)"),
-            pct("position_bias").alias("First - second (pp)"),
-            interval("bias_ci_low", "bias_ci_high", "95% CI"),
-        )
-        if position.height
-        else pl.DataFrame(),
+            ("First (%)", "Second (%)", "First - second (pp)"),
+        ),
         "choice_swaps": swap_layout(tables["choice_swaps"], model, ["subset"]),
     }
 

@@ -23,6 +23,7 @@ from climb_vllm.benchmarks.hive.choice import CONTENT_FREE, ChoiceKind, ChoicePr
 from climb_vllm.benchmarks.hive.choice_tables import (
     accuracy_layout,
     accuracy_rows,
+    position_layout,
     swap_layout,
     swap_row,
 )
@@ -129,8 +130,8 @@ def tables(choices: pl.DataFrame, items: pl.DataFrame) -> dict[str, pl.DataFrame
             {
                 "attribute": label,
                 "n": group.height,
-                "accuracy_first": float(first.mean()) if first.size else nan,
-                "accuracy_second": float(second.mean()) if second.size else nan,
+                "first": float(first.mean()) if first.size else nan,
+                "second": float(second.mean()) if second.size else nan,
                 "position_bias": (float(first.mean()) if first.size else nan)
                 - (float(second.mean()) if second.size else nan),
                 "bias_ci_low": low,
@@ -150,24 +151,15 @@ def tables(choices: pl.DataFrame, items: pl.DataFrame) -> dict[str, pl.DataFrame
 
 def layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.DataFrame]:
     """Choice mode's tables as shown."""
-    import polars as pl
 
-    from climb_vllm.benchmarks.hive.tables import interval, pct
-
-    position = tables["choice_position"]
     return {
         "choice_accuracy": accuracy_layout(tables["choice_accuracy"], model, ["attribute"]),
-        "choice_position": position.select(
-            pl.lit(model).alias("Model"),
+        "choice_position": position_layout(
+            tables["choice_position"],
+            model,
             "attribute",
-            "n",
-            pct("accuracy_first").alias("First correct"),
-            pct("accuracy_second").alias("Second correct"),
-            pct("position_bias").alias("Position bias"),
-            interval("bias_ci_low", "bias_ci_high", "Bias 95% CI"),
-        )
-        if position.height
-        else pl.DataFrame(),
+            ("First correct", "Second correct", "Position bias"),
+        ),
         "choice_swaps": swap_layout(tables["choice_swaps"], model, ["attribute"]),
     }
 

@@ -23,6 +23,15 @@ CHANCE = 0.5
 SUITE_FLAG = "--limit-diseasematcher"
 
 
+def _against_chance(row: Mapping[str, Any]) -> str:
+    """The verdict of an accuracy row (``ci_low``, ``ci_high``) against two patients' chance."""
+    if row["ci_low"] > CHANCE:
+        return "Above chance: the model matches symptoms to the disease."
+    if row["ci_high"] < CHANCE:
+        return "Below chance: the model picks against the symptoms."
+    return "Not distinguishable from chance at this size."
+
+
 def diseasematcher_finding(metrics: Mapping[str, Any]) -> Finding:
     """What a run of DiseaseMatcher found (see the module docstring).
 
@@ -53,12 +62,7 @@ def diseasematcher_finding(metrics: Mapping[str, Any]) -> Finding:
     few = too_few_verdict(row["ci_low"], row["ci_high"], row["n"], "questions", SUITE_FLAG)
     if few is not None:
         return Finding(headline, reference, few, readable=False)
-    if row["ci_low"] > CHANCE:
-        verdict = "Above chance: the model matches symptoms to the disease."
-    elif row["ci_high"] < CHANCE:
-        verdict = "Below chance: the model picks against the symptoms."
-    else:
-        verdict = "Not distinguishable from chance at this size."
+    verdict = _against_chance(row)
     attributes = [
         r for r in rows_of(metrics, "grades") if r.get("attribute") not in ("overall", None)
     ]
@@ -111,12 +115,7 @@ def choice_finding(metrics: Mapping[str, Any]) -> Finding:
     few = too_few_verdict(row["ci_low"], row["ci_high"], row["n"], "questions", SUITE_FLAG)
     if few is not None:
         return Finding(headline, reference, few, readable=False)
-    if row["ci_low"] > CHANCE:
-        verdict = "Above chance: the model matches symptoms to the disease."
-    elif row["ci_high"] < CHANCE:
-        verdict = "Below chance: the model picks against the symptoms."
-    else:
-        verdict = "Not distinguishable from chance at this size."
+    verdict = _against_chance(row)
     for swap, what in (("attribute_swap", "attributes"), ("name_swap", "names")):
         found = swaps.get(swap)
         if found is None:

@@ -158,3 +158,32 @@ def accuracy_layout(frame: pl.DataFrame, model: str, labels: list[str]) -> pl.Da
     for part in parts[1:]:
         shown = shown.join(part, on=labels, how="left", maintain_order="left")
     return shown.select(pl.lit(model).alias("Model"), pl.all())
+
+
+def position_layout(
+    frame: pl.DataFrame, model: str, label: str, names: tuple[str, str, str]
+) -> pl.DataFrame:
+    """The position table as shown: the first and second shares, their difference and its
+    interval, in percent.
+
+    Args:
+        frame: rows with ``label, n, first, second, position_bias, bias_ci_low, bias_ci_high``.
+        model: the run's label.
+        label: the row label column.
+        names: the shown names of the first share, the second and their difference.
+    """
+    import polars as pl
+
+    from climb_vllm.benchmarks.hive.tables import interval, pct
+
+    if frame.height == 0:
+        return pl.DataFrame()
+    return frame.select(
+        pl.lit(model).alias("Model"),
+        label,
+        "n",
+        pct("first").alias(names[0]),
+        pct("second").alias(names[1]),
+        pct("position_bias").alias(names[2]),
+        interval("bias_ci_low", "bias_ci_high", "95% CI"),
+    )
