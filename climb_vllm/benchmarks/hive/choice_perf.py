@@ -71,7 +71,7 @@ def choice_bench(kind: Kind, count: int, settings: PerfSettings) -> dict[str, An
         seconds, values = hflm
         results[f"{name} HFLM seconds"] = seconds
         results[f"{name} engine speed-up over HFLM"] = seconds / best
-        ours = [v for v in frame["logprob"].to_list()]
+        ours = frame["logprob"].to_list()
         results[f"{name} largest |log-prob - HFLM|"] = max(abs(a - b) for a, b in zip(ours, values))
     if tmp is not None:
         tmp.cleanup()
