@@ -349,6 +349,11 @@ def serve(
                     "per_request_seeds": server == "llamacpp" or not cpu,
                     "server": server,
                     "server_version": version,
+                    # llama.cpp's server does not report its context; the extrinsic benchmark
+                    # cuts notes to it (vLLM reports max_model_len in /v1/models).
+                    "context": spec.context or llamacpp.DEFAULT_CONTEXT
+                    if server == "llamacpp"
+                    else spec.context,
                 }
             )
             write_state(state, started)

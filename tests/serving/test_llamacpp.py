@@ -371,3 +371,11 @@ def test_choice_mode_scores_options_through_llama_cpp(
     for column in ("logprob", "calibration"):
         gaps = (served[column] - local[column]).abs().to_list()
         assert max(gaps) < QUANTIZED_AGREEMENT, (column, gaps)
+
+
+def test_the_servers_context_is_recorded_and_read_back(llama_server: str) -> None:
+    """llama-cpp-python's /v1/models does not report its context: serve records the one it
+    started the server with (the model file's 4,096), and the extrinsic budget reads it."""
+    from climb_vllm.engines.served_context import served_context
+
+    assert served_context([llama_server], "gemma-3-270m") == 4096

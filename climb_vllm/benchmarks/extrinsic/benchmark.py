@@ -55,14 +55,21 @@ def _rewrite_bench(chars: int, _: PerfSettings) -> dict[str, Any]:
 
 
 def _budget(engine: Mapping[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
-    """The context length and new-token limit a run uses when the options leave them out:
-    read from a local model folder (CliBench's rule for the new tokens under its protocol)."""
+    """The context length and new-token limit a run uses when the options leave them out.
+
+    The context is the servers' own (a server may be started with less than the model allows)
+    and else the local model folder's; the new-token limit under CliBench's protocol is its
+    rule on the folder's ``max_length``."""
     from climb_vllm.benchmarks.extrinsic import layout
+    from climb_vllm.engines.served_context import served_context
 
     facts = layout.model_facts(str(engine.get("tokenizer") or engine.get("model") or ""))
     chosen: dict[str, Any] = {}
     if fields.get("context_tokens") is None:
-        chosen["context_tokens"] = facts["context"] or 0
+        served = None
+        if engine.get("engine") == "http":
+            served = served_context(engine.get("endpoints", ()), engine.get("served_model"))
+        chosen["context_tokens"] = served or facts["context"] or 0
     if fields.get("protocol") == "clibench" and fields.get("max_tokens") is None:
         chosen["max_tokens"] = layout.clibench_max_tokens(facts["max_length"])
     return chosen
@@ -179,8 +186,8 @@ class ExtrinsicBenchmark:
         Option(
             "--context-tokens",
             "context_tokens",
-            "cut the notes to fit this context length (default: the local model folder's "
-            "max_position_embeddings; 0 = never cut)",
+            "cut the notes to fit this context length (default: the servers' context, else "
+            "the local model folder's max_position_embeddings; 0 = never cut)",
             field="context_tokens",
         ),
     )
