@@ -107,3 +107,25 @@ def test_a_vllm_server_scores_options_as_the_in_process_engine(
     for column in ("logprob", "calibration"):
         worst = (served[column] - local[column]).abs().max()
         assert isinstance(worst, float) and worst < 2e-4, (column, worst)
+
+
+def test_a_report_sets_choice_mode_beside_generation_mode(
+    tiny_model: Path, choice_run: Path, tmp_path: Path
+) -> None:
+    """A run folder holds one answer mode per benchmark (its section is one configuration): the
+    two modes of one model go side by side when the report is given both folders, each with
+    its finding and tables, and their per-item correctness is compared as two models are."""
+    generate = _eval(tiny_model, tmp_path / "generate", "diseasematcher", "--max-tokens", "8")
+    generate[generate.index("choice")] = "generate"
+    assert main(generate) == 0
+    assert (
+        main(["report", str(tmp_path / "generate"), str(choice_run), "--out", str(tmp_path / "r")])
+        == 0
+    )
+    page = (tmp_path / "r" / "report.html").read_text()
+    findings = page[page.index("id='findings'") : page.index("id='scope'")]
+    assert "(generate)" in findings and "(run)" in findings
+    assert "choice mode (calibrated): accuracy" in findings
+    assert "HIVE Table 1" in page and "DiseaseMatcher, choice mode: swaps" in page
+    compared = page[page.index("id='compare_diseasematcher'") :]
+    assert "12 items" in compared[: compared.index("Provenance")]
