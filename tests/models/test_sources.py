@@ -131,6 +131,24 @@ def test_the_real_source_is_converted_once_with_its_provenance(real_model: Path)
     assert sources.provenance(real_model) == record
 
 
+def test_the_tokenizer_read_by_its_class_equals_autotokenizers(
+    real_model: Path, tmp_path: Path
+) -> None:
+    """The conversion loads the GGUF tokenizer by the model type's class, skipping
+    AutoTokenizer's second read of the metadata: the saved tokenizer is the same file."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    gguf = real_model.parent / sources.SOURCES["gemma-3-270m"].filename
+    config = AutoConfig.from_pretrained(str(real_model))
+    direct = sources._gguf_tokenizer(config, gguf)
+    auto = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    assert type(direct) is type(auto)
+    direct.save_pretrained(str(tmp_path / "direct"))
+    auto.save_pretrained(str(tmp_path / "auto"))
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        assert (tmp_path / "direct" / name).read_bytes() == (tmp_path / "auto" / name).read_bytes()
+
+
 def test_packaged_plain_template_equals_the_servers(tmp_path: Path) -> None:
     import importlib.resources
 
