@@ -404,14 +404,9 @@ def _add_serving(verbs: Any) -> None:
     verbs.add_parser("stop", help=text, description=text)
 
 
-def _add_bench(verbs: Any) -> None:
-    """``bench``: the intrinsic scoring bench by default, or one of the registered hooks."""
-    bench = verbs.add_parser("bench", help="speed benchmarks (see PERFORMANCE.md)")
-    bench.add_argument("--model", type=Path, help="model folder (default: build a tiny one)")
-    bench.add_argument("--codes", type=int, default=256, help="codes in the comparison sample")
-    engine = EngineOptions()
-    bench.add_argument("--device", default=engine.device, help=f"(default: {engine.device})")
-    bench.add_argument("--dtype", default=engine.dtype, help=f"(default: {engine.dtype})")
+def _add_scorer_flags(bench: Any) -> None:
+    """The scoring bench's settings: the scorers' sizes, repeats, the full-release count, the
+    device's peak, profiling and compiling."""
     bench.add_argument(
         "--batch-tokens",
         type=int,
@@ -449,6 +444,17 @@ def _add_bench(verbs: Any) -> None:
         help="also time the tree scorer with its decoder layers compiled by torch.compile "
         "(the first call's compile time apart), against the eager scorers of the same run",
     )
+
+
+def _add_bench(verbs: Any) -> None:
+    """``bench``: the intrinsic scoring bench by default, or one of the registered hooks."""
+    bench = verbs.add_parser("bench", help="speed benchmarks (see PERFORMANCE.md)")
+    bench.add_argument("--model", type=Path, help="model folder (default: build a tiny one)")
+    bench.add_argument("--codes", type=int, default=256, help="codes in the comparison sample")
+    engine = EngineOptions()
+    bench.add_argument("--device", default=engine.device, help=f"(default: {engine.device})")
+    bench.add_argument("--dtype", default=engine.dtype, help=f"(default: {engine.dtype})")
+    _add_scorer_flags(bench)
     bench.add_argument("--json", type=Path, help="also write the results as JSON here")
     bench.add_argument(
         "--top-k", type=int, default=1, help="names per group for --agreement (default: 1)"

@@ -83,10 +83,13 @@ def diff_metrics(
         for row_old, row_new in zip(before, after):
             for field in sorted(set(row_old) | set(row_new)):
                 a, b = row_old.get(field), row_new.get(field)
+                floats = isinstance(a, float) and isinstance(b, float)
                 same = a == b or (
-                    isinstance(a, float)
-                    and isinstance(b, float)
-                    and abs(a - b) <= max(tolerance, relative * max(abs(a), abs(b)))
+                    floats
+                    and (
+                        (math.isnan(a) and math.isnan(b))  # a value that cannot be read, twice
+                        or abs(a - b) <= max(tolerance, relative * max(abs(a), abs(b)))
+                    )
                 )
                 if not same:
                     label = ", ".join(

@@ -39,6 +39,7 @@ from climb_vllm.engines.strategies import (
     STRATEGIES,
     Job,
     ResponseError,
+    assemble_result,
     endpoint_slices,
     parse,
     sequence_jobs,
@@ -118,20 +119,7 @@ class HttpEngine:
         self.served_model = served_model or self._only_model()
         self._check_model()
         self.tokenize_path = tokenize_path(self.transport, self.served_model)
-        if tokenizer:
-            import transformers
-
-            try:
-                self.tokenizer: Any = transformers.AutoTokenizer.from_pretrained(tokenizer)
-            except Exception as exc:
-                raise UserError(
-                    f"Cannot load tokenizer {tokenizer!r} ({type(exc).__name__}).",
-                    "pass --tokenizer with the served model's tokenizer folder or hub id.",
-                ) from exc
-        else:
-            self.tokenizer = ServerTokenizer(
-                self.transport, self.served_model, self.tokenize_path or "/tokenize"
-            )
+        self.tokenizer: Any = self._tokenizer(tokenizer)
         if seeds not in ("auto", "on", "off"):
             raise UserError(f"Unknown seeds setting {seeds!r}.", "use auto, on or off.")
         from climb_vllm.serving.state import takes_seeds
@@ -149,6 +137,22 @@ class HttpEngine:
 
     def _models(self, endpoint: int) -> list[str]:
         return [m["id"] for m in self._model_entries(endpoint)]
+
+    def _tokenizer(self, name: str | None) -> Any:
+        """The tokenizer ``name`` (a folder or hub id), else the server's own (``/tokenize``)."""
+        if not name:
+            return ServerTokenizer(
+                self.transport, self.served_model, self.tokenize_path or "/tokenize"
+            )
+        import transformers
+
+        try:
+            return transformers.AutoTokenizer.from_pretrained(name)
+        except Exception as exc:
+            raise UserError(
+                f"Cannot load tokenizer {name!r} ({type(exc).__name__}).",
+                "pass --tokenizer with the served model's tokenizer folder or hub id.",
+            ) from exc
 
     def _model_entries(self, endpoint: int) -> list[dict[str, Any]]:
         """``/v1/models``'s entries; vLLM gives a served LoRA adapter its base as ``parent``."""
@@ -392,30 +396,18 @@ class HttpEngine:
                     asyncio.run(self._wave(routes, wave, check, keep))
         finally:
             self.transport.retry_unusable = True
+        self._count(jobs)
+        return [assemble_result(requests[i], tries[i], i, answers, strategy) for i in indices]
+
+    def _count(self, jobs: Sequence[Job]) -> None:
+        """Add the jobs' forward tokens, prompts and requests to the engine's counts."""
         self.stats.forward_tokens += sum(
             job.sizes[0] if job.sizes else sum(len(p) for p in job.payload["prompt"])
             for job in jobs
         )
         prompts = sum(len(job.keys) for job in jobs)
         self.stats.extra["prompts"] = self.stats.extra.get("prompts", 0) + prompts
-        self.stats.batches += len(routes)
-        out = []
-        for i in indices:
-            sums: list[float] = []
-            per_token: list[tuple[float, ...]] = []
-            children = tries[i].children() if strategy == "trie" else []
-            for j in range(len(requests[i].continuations)):
-                if strategy == "trie":
-                    values = tuple(
-                        answers[(i, row)][children[row].index(token)]
-                        for row, token in tries[i].reads[j]
-                    )
-                else:
-                    values = answers[(i, j)]
-                per_token.append(values)
-                sums.append(float(sum(values)))
-            out.append(ScoreResult(tuple(sums), tuple(per_token)))
-        return out
+        self.stats.batches += len(jobs)
 
     async def _wave(
         self,

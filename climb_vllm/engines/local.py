@@ -66,6 +66,33 @@ from climb_vllm.models.sources import provenance
 SCORERS = ("tree", "prefix", "naive")
 
 
+def _check_sizes(scorer: str, row_tokens: int, batch_tokens: int | None) -> None:
+    """UserError for an unknown scorer or a pass too small to hold a prompt."""
+    if batch_tokens is not None and batch_tokens < 64:
+        raise UserError(f"--batch-tokens {batch_tokens} is too small.", "use 64 or more.")
+    if scorer not in SCORERS:
+        raise UserError(f"Unknown scorer {scorer!r}.", f"use one of {', '.join(SCORERS)}.")
+    if row_tokens < 16:
+        raise UserError(f"Row size {row_tokens} is too small.", "use 16 tokens or more.")
+
+
+def _checked_sources(model: str, tokenizer: str | None, revision: str | None) -> Path:
+    """The model's local path (it may not exist: a hub id); UserError for a folder that does
+    not exist and for a hub id that cannot be reached offline."""
+    local = Path(model).expanduser()
+    looks_like_path = model.startswith((".", "/", "~")) or model.count("/") > 1
+    if looks_like_path and not local.exists():
+        raise UserError(
+            f"Model folder {model} does not exist.",
+            "pass a folder with config.json, weights and tokenizer, or a hub id such as "
+            "org/name; 'climb-vllm demo-model DIR' builds a tiny one.",
+        )
+    for name in dict.fromkeys((model, tokenizer or model)):
+        if not Path(name).expanduser().exists():
+            require_hub_model(name, revision)
+    return local
+
+
 class LocalEngine:
     """A transformers model in this process.
 
@@ -111,31 +138,16 @@ class LocalEngine:
 
         transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         device, dtype = resolve_device(device, dtype)
-        if batch_tokens is not None and batch_tokens < 64:
-            raise UserError(f"--batch-tokens {batch_tokens} is too small.", "use 64 or more.")
         self.model_id = model
         self.revision = revision
         self.device = torch.device(device)
         self.dtype_name = dtype
-        if scorer not in SCORERS:
-            raise UserError(f"Unknown scorer {scorer!r}.", f"use one of {', '.join(SCORERS)}.")
-        if row_tokens < 16:
-            raise UserError(f"Row size {row_tokens} is too small.", "use 16 tokens or more.")
+        _check_sizes(scorer, row_tokens, batch_tokens)
         self.scorer = scorer
         self.row_tokens = row_tokens
         self.stats = EngineStats()
         self._tries: dict[tuple[tuple[int, ...], ...], Trie] = {}
-        local = Path(model).expanduser()
-        looks_like_path = model.startswith((".", "/", "~")) or model.count("/") > 1
-        if looks_like_path and not local.exists():
-            raise UserError(
-                f"Model folder {model} does not exist.",
-                "pass a folder with config.json, weights and tokenizer, or a hub id such as "
-                "org/name; 'climb-vllm demo-model DIR' builds a tiny one.",
-            )
-        for name in dict.fromkeys((model, tokenizer or model)):
-            if not Path(name).expanduser().exists():
-                require_hub_model(name, revision)
+        local = _checked_sources(model, tokenizer, revision)
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(
                 tokenizer or model, revision=revision

@@ -131,6 +131,57 @@ def _choose(logits: Any, rows: Sequence[Row], streams: Sequence[Any]) -> Any:
     return chosen
 
 
+def _decode_batch(
+    model: Any, members: Sequence[Row], streams: Sequence[Any], ends: Any, pad: int, cache: str
+) -> tuple[list[Any], Any]:
+    """Decode one batch of rows, left-padded with ``pad``, until every row ends or reaches its
+    limit. Returns the chosen tokens of each step (a tensor over the rows) and whether each
+    row stopped at one of ``ends``; ``cache``: the name of the model's key-value cache argument."""
+    import torch
+
+    device = next(model.parameters()).device
+    width = max(len(r.prompt) for r in members)
+    ids = torch.full((len(members), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(members), width), dtype=torch.long)
+    for b, row in enumerate(members):
+        ids[b, width - len(row.prompt) :] = torch.tensor(row.prompt)
+        mask[b, width - len(row.prompt) :] = 1
+    ids, mask = ids.to(device), mask.to(device)
+    positions = (mask.cumsum(dim=-1) - 1).clamp(min=0)
+    limits = torch.tensor([r.max_tokens for r in members], device=device)
+    done = torch.zeros(len(members), dtype=torch.bool, device=device)
+    stopped = torch.zeros_like(done)
+    new: list[Any] = []
+    with torch.inference_mode():
+        out = model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        for step in range(int(limits.max())):
+            token = _choose(out.logits[:, -1, :].float(), members, streams)
+            token = torch.where(done, torch.full_like(token, pad), token)
+            new.append(token)
+            ended = torch.isin(token, ends) & ~done
+            stopped |= ended
+            done |= ended | (step + 1 >= limits)
+            if bool(done.all()):
+                break
+            mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+            positions = positions[:, -1:] + 1
+            out = model(
+                input_ids=token.unsqueeze(1),
+                attention_mask=mask,
+                position_ids=positions,
+                use_cache=True,
+                logits_to_keep=1,
+                **{cache: getattr(out, cache)},
+            )
+    return new, stopped
+
+
 def decode(
     model: Any,
     rows: Sequence[Row],
@@ -164,45 +215,7 @@ def decode(
     results: list[tuple[list[int], bool]] = [([], False)] * len(rows)
     for batch in plan_batches(rows, batch_tokens):
         members = [rows[i] for i in batch]
-        width = max(len(r.prompt) for r in members)
-        ids = torch.full((len(batch), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for b, row in enumerate(members):
-            ids[b, width - len(row.prompt) :] = torch.tensor(row.prompt)
-            mask[b, width - len(row.prompt) :] = 1
-        ids, mask = ids.to(device), mask.to(device)
-        positions = (mask.cumsum(dim=-1) - 1).clamp(min=0)
-        limits = torch.tensor([r.max_tokens for r in members], device=device)
-        done = torch.zeros(len(batch), dtype=torch.bool, device=device)
-        stopped = torch.zeros_like(done)
-        new: list[Any] = []
-        with torch.inference_mode():
-            out = model(
-                input_ids=ids,
-                attention_mask=mask,
-                position_ids=positions,
-                use_cache=True,
-                logits_to_keep=1,
-            )
-            for step in range(int(limits.max())):
-                token = _choose(out.logits[:, -1, :].float(), members, streams)
-                token = torch.where(done, torch.full_like(token, pad), token)
-                new.append(token)
-                ended = torch.isin(token, ends) & ~done
-                stopped |= ended
-                done |= ended | (step + 1 >= limits)
-                if bool(done.all()):
-                    break
-                mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
-                positions = positions[:, -1:] + 1
-                out = model(
-                    input_ids=token.unsqueeze(1),
-                    attention_mask=mask,
-                    position_ids=positions,
-                    use_cache=True,
-                    logits_to_keep=1,
-                    **{cache: getattr(out, cache)},
-                )
+        new, stopped = _decode_batch(model, members, streams, ends, pad, cache)
         generated = torch.stack(new, dim=1).tolist() if new else [[] for _ in batch]
         for b, i in enumerate(batch):
             tokens = generated[b][: members[b].max_tokens]

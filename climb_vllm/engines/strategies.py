@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from climb_vllm.engines.base import ScoreRequest
+from climb_vllm.engines.base import ScoreRequest, ScoreResult
 from climb_vllm.engines.trie import Trie
 from climb_vllm.serving.config import MAX_LOGPROB_IDS
 
@@ -287,3 +287,27 @@ def parse(job: Job, body: Any, strategy: str) -> list[tuple[tuple[int, int], tup
             raise ResponseError(f"{where}: missing log-prob ({exc!r})") from exc
         out.append((job.keys[n], values))
     return out
+
+
+def assemble_result(
+    request: ScoreRequest,
+    trie: Trie,
+    i: int,
+    answers: dict[tuple[int, int], tuple[float, ...]],
+    strategy: str,
+) -> ScoreResult:
+    """Request ``i``'s result from the answers keyed (request, row): under the trie strategy a
+    row is a trie node whose answer lists its children's log-probs, else a continuation."""
+    sums: list[float] = []
+    per_token: list[tuple[float, ...]] = []
+    children = trie.children() if strategy == "trie" else []
+    for j in range(len(request.continuations)):
+        if strategy == "trie":
+            values = tuple(
+                answers[(i, row)][children[row].index(token)] for row, token in trie.reads[j]
+            )
+        else:
+            values = answers[(i, j)]
+        per_token.append(values)
+        sums.append(float(sum(values)))
+    return ScoreResult(tuple(sums), tuple(per_token))

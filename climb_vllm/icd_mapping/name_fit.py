@@ -148,6 +148,29 @@ def named_side(text: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+def _chapter_fits(text: str, code: str) -> bool:
+    """O needs a pregnancy word, P a newborn word, V-Y an accident word."""
+    if code[0] == "O":
+        return bool(_PREGNANCY.search(text))
+    if code[0] == "P":
+        return bool(_NEWBORN.search(text))
+    return code[0] not in "VWXY" or bool(_EXTERNAL.search(text))
+
+
+def _hypertension_fits(text: str, code: str) -> bool:
+    """Hypertension with chronic kidney / heart disease is I12 / I11 / I13 (I.C.9.a)."""
+    if not _HYPERTENSION.search(text):
+        return True
+    heart, kidney = _HEART_DISEASE.search(text), _KIDNEY_DISEASE.search(text)
+    if heart and kidney:
+        return code[:3] == "I13"
+    if kidney:
+        return code[:3] in ("I12", "I13")
+    if heart:
+        return code[:3] in ("I11", "I13")
+    return True
+
+
 def fits(
     text: str, qualifier: str, code: str, name: str, title: str = "", inborn: bool = False
 ) -> bool:
@@ -178,11 +201,7 @@ def fits(
             nothing, and a congenital name fits ("spherocytosis" is "Hereditary
             spherocytosis", "urethral valves" "Congenital posterior urethral valves").
     """
-    if code[0] == "O" and not _PREGNANCY.search(text):
-        return False
-    if code[0] == "P" and not _NEWBORN.search(text):
-        return False
-    if code[0] in "VWXY" and not _EXTERNAL.search(text):
+    if not _chapter_fits(text, code):
         return False
     if _QUALIFIED.search(name) and not _qualifiers_given(text, name, inborn):
         return False
@@ -199,14 +218,8 @@ def fits(
         return False
     if code[:3] in _DIABETES_TYPE and not _DIABETES_TYPE[code[:3]].search(text):
         return False
-    if _HYPERTENSION.search(text):
-        heart, kidney = _HEART_DISEASE.search(text), _KIDNEY_DISEASE.search(text)
-        if heart and kidney and code[:3] != "I13":
-            return False
-        if kidney and not heart and code[:3] not in ("I12", "I13"):
-            return False
-        if heart and not kidney and code[:3] not in ("I11", "I13"):
-            return False
+    if not _hypertension_fits(text, code):
+        return False
     side = named_side(text)
     if side is not None:
         other = "left" if side == "right" else "right"

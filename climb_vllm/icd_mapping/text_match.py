@@ -169,6 +169,22 @@ class _Plan:
         return " ".join([*self.exact_only, *self.within_z, *self.general])
 
 
+def _z_rows(codes: Sequence[str]) -> dict[str, npt.NDArray[np.int64]]:
+    """The index rows of Z codes: ``family`` (family history, Z80-Z84) and ``other``."""
+    family = [code.startswith("Z8") and code[2] in "01234" for code in codes]
+    return {
+        kind: np.array(
+            [
+                row
+                for row, code in enumerate(codes)
+                if code.startswith("Z") and family[row] == (kind == "family")
+            ],
+            dtype=np.int64,
+        )
+        for kind in ("family", "other")
+    }
+
+
 class TextMatcher:
     """Matches diagnosis texts by the module's rules.
 
@@ -230,18 +246,7 @@ class TextMatcher:
         self._plain_postings: dict[str, npt.NDArray[np.int32]] | None = None
         # Family history is Z80-Z84 and nothing else is: a family point searches those rows,
         # a personal history or status point the other Z codes.
-        family = [code.startswith("Z8") and code[2] in "01234" for code in index.codes]
-        self.z_rows = {
-            kind: np.array(
-                [
-                    row
-                    for row, code in enumerate(index.codes)
-                    if code.startswith("Z") and family[row] == (kind == "family")
-                ],
-                dtype=np.int64,
-            )
-            for kind in ("family", "other")
-        }
+        self.z_rows = _z_rows(index.codes)
 
     def _is_title(self, name: str) -> bool:
         """Whether ``name`` is a title of the index (by key)."""

@@ -10,6 +10,7 @@ ordinary ``from_pretrained`` path, exactly as a downloaded model would.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,17 @@ CHAT_TEMPLATE = (
 
 #: A file in every demo model's folder.
 DEMO_MARKER = "CLIMB_VLLM_DEMO_MODEL.txt"
+
+
+def model_or_tiny(model: Path | None) -> tuple[Path, Callable[[], None]]:
+    """``model``, or the tiny demo model built now in a temporary folder (for benches that
+    measure plumbing); with the function that removes that folder (nothing for ``model``)."""
+    if model is not None:
+        return model, lambda: None
+    import tempfile
+
+    tmp = tempfile.TemporaryDirectory()
+    return build_demo_model(Path(tmp.name) / "tiny"), tmp.cleanup
 
 
 def create_folder(out: Path) -> None:

@@ -77,6 +77,38 @@ def _recompute(
     return metrics, missing, prepared
 
 
+def _recompute_all(
+    run_dirs: list[Path], workers: int | None
+) -> list[tuple[dict[str, Any], dict[str, str], dict[str, Any]]]:
+    """:func:`_recompute` of every run, in order (``workers``: as for :func:`load_runs`)."""
+    import os
+
+    count = min(workers or len(os.sched_getaffinity(0)), len(run_dirs))
+    task = partial(_recompute, compare=len(run_dirs) > 1)
+    if count <= 1:
+        return [task(root) for root in run_dirs]
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    # Runs are independent and most of the work is single-threaded (grading, Polars
+    # expressions, numpy element-wise passes), so runs go to processes side by side, each
+    # with one BLAS thread and one grading process: OpenBLAS threads that spin beside another
+    # busy process made two workers no faster than one (measured 34 s vs 26 s on 4 runs).
+    # spawn, not fork: this process may hold Polars' thread pool.
+    saved = {k: os.environ.get(k) for k in _ONE_THREAD}
+    os.environ.update(_ONE_THREAD)
+    try:
+        with ProcessPoolExecutor(count, mp_context=get_context("spawn")) as pool:
+            recomputed = list(pool.map(task, run_dirs))
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return recomputed
+
+
 def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]:
     """Recompute every run's results and give each a unique model label.
 
@@ -85,8 +117,6 @@ def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]
         workers: processes recomputing runs side by side (default: one per CPU, at most one
             per run); one recomputes in this process.
     """
-    import os
-
     manifests = []
     present = []
     for root in run_dirs:
@@ -95,30 +125,7 @@ def load_runs(run_dirs: list[Path], workers: int | None = None) -> list[RunView]
             raise UserError(f"{root} holds no benchmark run.", "run 'climb-vllm eval' into it.")
         present.append(benchmarks)
         manifests.append(RunStore(root, READ_ONLY_FIX).record())
-    count = min(workers or len(os.sched_getaffinity(0)), len(run_dirs))
-    task = partial(_recompute, compare=len(run_dirs) > 1)
-    if count <= 1:
-        recomputed = [task(root) for root in run_dirs]
-    else:
-        from concurrent.futures import ProcessPoolExecutor
-        from multiprocessing import get_context
-
-        # Runs are independent and most of the work is single-threaded (grading, Polars
-        # expressions, numpy element-wise passes), so runs go to processes side by side, each
-        # with one BLAS thread and one grading process: OpenBLAS threads that spin beside another
-        # busy process made two workers no faster than one (measured 34 s vs 26 s on 4 runs).
-        # spawn, not fork: this process may hold Polars' thread pool.
-        saved = {k: os.environ.get(k) for k in _ONE_THREAD}
-        os.environ.update(_ONE_THREAD)
-        try:
-            with ProcessPoolExecutor(count, mp_context=get_context("spawn")) as pool:
-                recomputed = list(pool.map(task, run_dirs))
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+    recomputed = _recompute_all(run_dirs, workers)
     labels = []
     for manifest in manifests:
         config = next(iter(manifest.benchmarks.values())).config

@@ -157,9 +157,7 @@ class NameSet:
     def top_k(self, k: int) -> list[NameSlot]:
         """The top-``k`` slots of every group, ordered by sex, ethnicity, rank."""
         if not 1 <= k <= MAX_K:
-            raise UserError(
-                f"--top-k {k} is out of range.", f"use a value from 1 to {MAX_K} (default 5)."
-            )
+            raise UserError(f"--top-k {k} is out of range.", f"use a value from 1 to {MAX_K}.")
         sizes = self.sizes()
         smallest = min(sizes, key=lambda group: sizes[group])
         if sizes[smallest] < k:
@@ -178,31 +176,9 @@ class NameSet:
         return list(dict.fromkeys(slot.name for slot in self.top_k(k)))
 
 
-def load_names(name_set: str = DEFAULT_NAME_SET, distinctive: float | None = None) -> NameSet:
-    """Load a packaged name set by key, or a CSV with columns ``name,sex,ethnicity,rank`` and
-    optionally ``count`` (births of the name in the group).
-
-    Args:
-        name_set: a key of :data:`PACKAGED_NAME_SETS` or the path of a CSV file in that format.
-        distinctive: keep only names distinctive of their group at this share of their births
-            (:meth:`NameSet.distinctive_of`); None keeps every name.
-
-    Raises UserError naming the line or group at fault: a malformed row, an unknown group, an
-    empty name, a name twice in one group, ranks that are not 1, 2, ... in a group.
-    """
-    if name_set in PACKAGED_NAME_SETS:
-        path = packaged("names", PACKAGED_NAME_SETS[name_set])
-    else:
-        path = Path(name_set)
-        if not path.is_file():
-            raise UserError(
-                f"Unknown name set {name_set!r}.",
-                f"use one of {', '.join(PACKAGED_NAME_SETS)} or a CSV file with columns "
-                "name,sex,ethnicity,rank.",
-            )
-    raw = path.read_bytes()
-    slots: list[NameSlot] = []
-    seen: set[tuple[str, str, str]] = set()
+def _reader(path: Path, raw: bytes) -> csv.DictReader[str]:
+    """A CSV reader of a name file's rows; UserError for text that is not UTF-8 or a header
+    without the required columns."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -220,6 +196,14 @@ def load_names(name_set: str = DEFAULT_NAME_SET, distinctive: float | None = Non
             "give a CSV file whose header names name,sex,ethnicity,rank (and, optionally, "
             "count), or one of the packaged sets: " + ", ".join(PACKAGED_NAME_SETS) + ".",
         )
+    return reader
+
+
+def _read_slots(path: Path, raw: bytes) -> list[NameSlot]:
+    """The name file's slots, checked (:func:`load_names` says what is refused)."""
+    slots: list[NameSlot] = []
+    seen: set[tuple[str, str, str]] = set()
+    reader = _reader(path, raw)
     for line, row in enumerate(reader, start=2):
         try:
             slot = NameSlot(
@@ -257,6 +241,33 @@ def load_names(name_set: str = DEFAULT_NAME_SET, distinctive: float | None = Non
                     f"Name file {path}: group ({sex}, {ethnicity}) has ranks {ranks}.",
                     "give every group consecutive ranks starting at 1.",
                 )
+    return slots
+
+
+def load_names(name_set: str = DEFAULT_NAME_SET, distinctive: float | None = None) -> NameSet:
+    """Load a packaged name set by key, or a CSV with columns ``name,sex,ethnicity,rank`` and
+    optionally ``count`` (births of the name in the group).
+
+    Args:
+        name_set: a key of :data:`PACKAGED_NAME_SETS` or the path of a CSV file in that format.
+        distinctive: keep only names distinctive of their group at this share of their births
+            (:meth:`NameSet.distinctive_of`); None keeps every name.
+
+    Raises UserError naming the line or group at fault: a malformed row, an unknown group, an
+    empty name, a name twice in one group, ranks that are not 1, 2, ... in a group.
+    """
+    if name_set in PACKAGED_NAME_SETS:
+        path = packaged("names", PACKAGED_NAME_SETS[name_set])
+    else:
+        path = Path(name_set)
+        if not path.is_file():
+            raise UserError(
+                f"Unknown name set {name_set!r}.",
+                f"use one of {', '.join(PACKAGED_NAME_SETS)} or a CSV file with columns "
+                "name,sex,ethnicity,rank.",
+            )
+    raw = path.read_bytes()
+    slots = _read_slots(path, raw)
     names = NameSet(key=name_set, slots=tuple(slots), sha256=hashlib.sha256(raw).hexdigest())
     return names if distinctive is None else names.distinctive_of(distinctive)
 

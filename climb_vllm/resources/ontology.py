@@ -31,7 +31,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from climb_vllm.core.errors import UserError
 from climb_vllm.resources.data import packaged
@@ -321,10 +321,7 @@ class Ontology:
             return code
         titles = [descriptions[self._index[c]].lower() for c in children]
         sided = set(by_side(children, titles, side))
-
-        def allowed_side(child: str) -> bool:
-            return children.index(child) in sided
-
+        base_sided = children.index(base) in sided
         allowed = [
             k
             for k, c in enumerate(children)
@@ -337,9 +334,9 @@ class Ontology:
         hits = [len(w & said) for w in own]
         mine = hits.pop(at)
         # A code of a side the text does not name yields to a sibling that says as much.
-        if not hits or max(hits) < mine or (max(hits) == mine and allowed_side(base)):
+        if not hits or max(hits) < mine or (max(hits) == mine and base_sided):
             return code
-        if not allowed_side(base):
+        if not base_sided:
             at = codes.index(base)
             codes, kept = codes[:at] + codes[at + 1 :], kept[:at] + kept[at + 1 :]
         chosen = by_words(codes, kept, said, nos, descriptions[self._index[parent]].lower())
@@ -542,6 +539,25 @@ def export_release(out: Path) -> int:
         ) from exc
     import polars as pl
 
+    frame = pl.DataFrame(
+        _release_rows(cm),
+        schema={
+            "kind": pl.String,
+            "code": pl.String,
+            "description": pl.String,
+            "is_leaf": pl.Boolean,
+            **{lv: pl.String for lv in LEVELS},
+        },
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(out.suffix + ".tmp")
+    frame.write_parquet(tmp, compression="zstd", compression_level=19)
+    tmp.replace(out)
+    return int((frame["kind"] == "code").sum())
+
+
+def _release_rows(cm: Any) -> list[dict[str, object]]:
+    """The rows of :func:`export_release` read from the ``simple_icd_10_cm`` module ``cm``."""
     rows: list[dict[str, object]] = []
     seen: set[tuple[str, str]] = set()
     for code in cm.get_all_codes(True):
@@ -569,18 +585,4 @@ def export_release(out: Path) -> int:
                     **levels,
                 }
             )
-    frame = pl.DataFrame(
-        rows,
-        schema={
-            "kind": pl.String,
-            "code": pl.String,
-            "description": pl.String,
-            "is_leaf": pl.Boolean,
-            **{lv: pl.String for lv in LEVELS},
-        },
-    )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(out.suffix + ".tmp")
-    frame.write_parquet(tmp, compression="zstd", compression_level=19)
-    tmp.replace(out)
-    return int((frame["kind"] == "code").sum())
+    return rows

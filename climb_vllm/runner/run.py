@@ -195,6 +195,36 @@ def _identity_facts(engine: Engine) -> dict[str, Any]:
     return facts
 
 
+def _shared_engine(config: Config, context: RunContext) -> tuple[Engine | None, Config]:
+    """The suite's engine for ``config`` with the served model it found, when one is open;
+    else the served model probed (:func:`probe_served_model`; None for the engine)."""
+    shared = context.engines
+    if shared is not None and EngineCache.key(config) in shared.engines:
+        engine, update = shared.engines[EngineCache.key(config)]
+        return engine, config.model_copy(update=update)
+    return probe_served_model(config, context.label)
+
+
+def _folder_label(config: EngineConfig) -> str:
+    """The model's name in the default run folder: an adapter's runs live beside its base's,
+    ``outputs/runs/<model>+<adapter>/<run-id>``."""
+    label = config.model
+    if config.adapter:
+        label += "+" + (Path(config.adapter).name or config.adapter)
+    return label
+
+
+def _refuse_unscorable(engine: Engine, benchmark: str) -> None:
+    """NotApplicable when ``engine`` cannot return log-probs of given continuations."""
+    reason = getattr(engine, "cannot_score", lambda: None)()
+    if reason is not None:
+        raise NotApplicable(
+            f"{benchmark} needs prompt log-probs, which {reason}.",
+            "serve the model with vLLM (make serve MODEL=...) or llama.cpp's server "
+            "(make serve MODEL=... SERVER=llamacpp), or run it in process (--engine local).",
+        )
+
+
 def open_run(
     config: Config, context: RunContext, benchmark: str, *, scores: bool = False, **facts: Any
 ) -> tuple[RunStore, Engine, Config]:
@@ -219,19 +249,9 @@ def open_run(
     from climb_vllm.core.store import RunStore, default_run_dir
     from climb_vllm.engines.registry import open_engine
 
-    key = EngineCache.key(config)
-    shared = context.engines
-    engine: Engine | None
-    if shared is not None and key in shared.engines:
-        engine, update = shared.engines[key]
-        config = config.model_copy(update=update)
-    else:
-        engine, config = probe_served_model(config, context.label)
-    # An adapter's runs live beside its base's: outputs/runs/<model>+<adapter>/<run-id>.
-    label = config.model
-    if config.adapter:
-        label += "+" + (Path(config.adapter).name or config.adapter)
-    run_dir = context.out or default_run_dir(label, context.run_id)
+    key, shared = EngineCache.key(config), context.engines
+    engine, config = _shared_engine(config, context)
+    run_dir = context.out or default_run_dir(_folder_label(config), context.run_id)
     existed = _existing_ancestor(run_dir)
     store = RunStore(run_dir)
     # A start that fails (a typo in the tokenizer, a missing model) must leave nothing behind,
@@ -244,15 +264,9 @@ def open_run(
         _remove_empty(run_dir, existed)
         raise
     if scores:
-        reason = getattr(engine, "cannot_score", lambda: None)()
-        if reason is not None:
-            # Before the claim: the run folder keeps nothing that would refuse the same
-            # command against a server that can score.
-            raise NotApplicable(
-                f"{benchmark} needs prompt log-probs, which {reason}.",
-                "serve the model with vLLM (make serve MODEL=...) or llama.cpp's server "
-                "(make serve MODEL=... SERVER=llamacpp), or run it in process (--engine local).",
-            )
+        # Before the claim: the run folder keeps nothing that would refuse the same command
+        # against a server that can score.
+        _refuse_unscorable(engine, benchmark)
     facts_now = _identity_facts(engine)
     if store.check_claim(benchmark, config.hashed_fields(), config.config_hash()):
         from climb_vllm.engines.identity import check_same_model, resumed_facts

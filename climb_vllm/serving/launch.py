@@ -77,6 +77,24 @@ class ServerSpec:
     context: int | None = None
 
 
+def _tp_size(files: list[ModelFile | None], tp: int | None, gpus: list[str]) -> int:
+    """The one tensor-parallel size of every server: ``tp``, else the model files' own (1 for
+    a model without a file); UserError when the files disagree or the GPUs do not split."""
+    sizes = {tp or (f.tensor_parallel_size if f else 1) for f in files}
+    if len(sizes) > 1:
+        raise UserError(
+            f"The models ask for different tensor-parallel sizes {sorted(sizes)}.",
+            "serve them one at a time, or pass --tp (make serve TP=...).",
+        )
+    size = sizes.pop()
+    if size < 1 or (gpus and len(gpus) % size):
+        raise UserError(
+            f"{len(gpus)} GPUs cannot be split into groups of TP={size}.",
+            "make GPUS a multiple of TP.",
+        )
+    return size
+
+
 def plan_servers(
     models: list[str],
     port: int,
@@ -104,18 +122,7 @@ def plan_servers(
             f"llama.cpp servers are started one per GPU here, not over TP={tp} GPUs.",
             "leave TP unset with SERVER=llamacpp.",
         )
-    sizes = {tp or (f.tensor_parallel_size if f else 1) for f in files}
-    if len(sizes) > 1:
-        raise UserError(
-            f"The models ask for different tensor-parallel sizes {sorted(sizes)}.",
-            "serve them one at a time, or pass --tp (make serve TP=...).",
-        )
-    size = sizes.pop()
-    if size < 1 or (gpus and len(gpus) % size):
-        raise UserError(
-            f"{len(gpus)} GPUs cannot be split into groups of TP={size}.",
-            "make GPUS a multiple of TP.",
-        )
+    size = _tp_size(files, tp, gpus)
     groups = [",".join(gpus[i : i + size]) for i in range(0, len(gpus), size)] or [""]
 
     def spec(n: int, k: int, group: str) -> ServerSpec:

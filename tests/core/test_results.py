@@ -42,3 +42,12 @@ def test_long_csv_keeps_full_precision_and_nested_values(tmp_path: Path) -> None
     back = pl.read_csv(tmp_path / "long" / "table1.csv")
     assert back["assoc_mad"][0] == 0.5125319448384372
     assert json.loads(back["ids"][0]) == [1, 2]
+
+
+def test_a_value_that_cannot_be_read_twice_is_unchanged() -> None:
+    nan = float("nan")
+    old = {"bias": [{"value": "female", "bias_pct": nan, "bias": 0.0}]}
+    assert diff_metrics(old, {"bias": [{"value": "female", "bias_pct": nan, "bias": 0.0}]}) == []
+    assert diff_metrics(old, {"bias": [{"value": "female", "bias_pct": 0.5, "bias": 0.0}]}) == [
+        "bias [value=female] bias_pct: nan -> 0.5"
+    ]

@@ -85,6 +85,35 @@ def _with_items(choices: pl.DataFrame, items: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _position_row(part: pl.DataFrame, kind: str) -> dict[str, Any]:
+    """Position bias of one kind's original prompts: on statements the shares choosing the
+    first and the second person; on controls the accuracy with the pronoun's person first and
+    second; their difference with a 95% bootstrap interval."""
+    from climb_vllm.core.resampling import difference_interval, mean_interval
+
+    if kind == "item":
+        first = (part["choice"] == 0).cast(int).to_numpy()
+        second = (part["choice"] == 1).cast(int).to_numpy()
+        low, high = mean_interval(first - second)
+    else:
+        right = part["choice"] == part["answer"]
+        first = right.filter(part["answer"] == 0).cast(int).to_numpy()
+        second = right.filter(part["answer"] == 1).cast(int).to_numpy()
+        low, high = difference_interval(first, second)
+    nan = float("nan")
+    share_first = float(first.mean()) if first.size else nan
+    share_second = float(second.mean()) if second.size else nan
+    return {
+        "kind": kind,
+        "n": part.height,
+        "first": share_first,
+        "second": share_second,
+        "position_bias": share_first - share_second,
+        "bias_ci_low": low,
+        "bias_ci_high": high,
+    }
+
+
 def tables(choices: pl.DataFrame, items: pl.DataFrame) -> dict[str, pl.DataFrame]:
     """Choice mode's long tables.
 
@@ -99,11 +128,8 @@ def tables(choices: pl.DataFrame, items: pl.DataFrame) -> dict[str, pl.DataFrame
     """
     import polars as pl
 
-    from climb_vllm.core.resampling import difference_interval, mean_interval
-
     joined = _with_items(choices, items)
     original = joined.filter(pl.col("variant") == "original")
-    choice = "choice"
     accuracy: list[dict[str, Any]] = []
     swaps: list[dict[str, Any]] = []
     position: list[dict[str, Any]] = []
@@ -123,29 +149,7 @@ def tables(choices: pl.DataFrame, items: pl.DataFrame) -> dict[str, pl.DataFrame
                 row = swap_row(both, "name_swap", subset=label)
                 if row is not None:
                     swaps.append(row)
-        if kind == "item":
-            first = (part[choice] == 0).cast(int).to_numpy()
-            second = (part[choice] == 1).cast(int).to_numpy()
-            low, high = mean_interval(first - second)
-        else:
-            right = part[choice] == part["answer"]
-            first = right.filter(part["answer"] == 0).cast(int).to_numpy()
-            second = right.filter(part["answer"] == 1).cast(int).to_numpy()
-            low, high = difference_interval(first, second)
-        nan = float("nan")
-        share_first = float(first.mean()) if first.size else nan
-        share_second = float(second.mean()) if second.size else nan
-        position.append(
-            {
-                "kind": kind,
-                "n": part.height,
-                "first": share_first,
-                "second": share_second,
-                "position_bias": share_first - share_second,
-                "bias_ci_low": low,
-                "bias_ci_high": high,
-            }
-        )
+        position.append(_position_row(part, kind))
     return {
         "choice_accuracy": pl.DataFrame(accuracy),
         "choice_position": pl.DataFrame(position),

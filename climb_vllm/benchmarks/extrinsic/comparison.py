@@ -19,6 +19,8 @@ from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
 from climb_vllm.core.store import results_folder
 
 if TYPE_CHECKING:  # imported where used: the command line loads this module at start
+    import numpy as np
+    import numpy.typing as npt
     import polars as pl
 
 NOTE = (
@@ -59,44 +61,48 @@ def prepare(root: Path) -> Hits | None:
     return Hits(output_hits(pl.read_parquet(path), gold, ontology), config.icd_release)
 
 
+def _row(
+    measure: str,
+    headline: bool,
+    better: str,
+    shared: int,
+    a: tuple[float, npt.NDArray[np.float64]],
+    b: tuple[float, npt.NDArray[np.float64]],
+) -> tuple[object, ...]:
+    """One comparison row (``COMPARISON_COLUMNS``) from each run's (estimate, draws) of a
+    share, in percent: the difference second - first with its percentile interval."""
+    from climb_vllm.core.resampling import interval
+
+    low, high = interval(100 * (b[1] - a[1]))
+    difference = 100 * (b[0] - a[0])
+    return (
+        measure,
+        headline,
+        better,
+        "cases",
+        shared,
+        100 * a[0],
+        100 * b[0],
+        difference,
+        low,
+        high,
+    )
+
+
 def compare(first: Hits, second: Hits) -> pl.DataFrame | None:
     """Paired differences of default recall (%) and of each counterfactual's recall change
     (pp), or None when the runs share no case or used different releases."""
-    import numpy as np
     import polars as pl
 
     from climb_vllm.benchmarks.base import COMPARISON_COLUMNS
     from climb_vllm.benchmarks.extrinsic.metrics import bias_draws, pair_cases, recall_draws
-    from climb_vllm.core.resampling import interval
 
     common = sorted(set(first.hits["case"].to_list()) & set(second.hits["case"].to_list()))
     if not common or first.release != second.release:
         return None
 
-    def row(
-        measure: str,
-        headline: bool,
-        better: str,
-        shared: int,
-        a: tuple[float, np.ndarray],
-        b: tuple[float, np.ndarray],
-    ) -> tuple[object, ...]:
-        low, high = interval(100 * (b[1] - a[1]))
-        return (
-            measure,
-            headline,
-            better,
-            "cases",
-            shared,
-            100 * a[0],
-            100 * b[0],
-            100 * (b[0] - a[0]),
-            low,
-            high,
-        )
-
     rows = [
-        row(
+        _row(
             "recall of default notes, mean of levels (%)",
             True,
             "higher",
@@ -115,7 +121,7 @@ def compare(first: Hits, second: Hits) -> pl.DataFrame | None:
         cases = pair_cases(second.hits, variant, pair_cases(first.hits, variant, common))
         if cases:
             rows.append(
-                row(
+                _row(
                     f"recall change, {attribute} → {value} (pp)",
                     False,
                     "nearer 0",

@@ -76,6 +76,61 @@ def _values(attribute: str, base: dict[str, str]) -> list[str]:
     return out
 
 
+_Spec = tuple[str, str, str, dict[str, str], str]
+
+
+def _specs(base: dict[str, str], placebo: bool, intersections: tuple[str, ...]) -> list[_Spec]:
+    """(name, attribute, value, demographics, line template) of every variant of a case."""
+    specs: list[_Spec] = [("default", "default", "", base, LINE)]
+    for attribute in COUNTERFACTUALS:
+        for value in _values(attribute, base):
+            specs.append(
+                (f"{attribute}={value}", attribute, value, {**base, attribute: value}, LINE)
+            )
+    for pair in intersections:
+        first, second = pair.split("+")
+        for a in _values(first, base):
+            for b in _values(second, base):
+                specs.append(
+                    (
+                        f"{first}={a}&{second}={b}",
+                        pair,
+                        f"{a} & {b}",
+                        {**base, first: a, second: b},
+                        LINE,
+                    )
+                )
+    if placebo:
+        specs.append(("placebo", "placebo", "", base, PLACEBO_LINE))
+    return specs
+
+
+def _rewritten(
+    sections: dict[str, str], base: str, to: str, decisions: CaseDecisions | None
+) -> tuple[dict[str, str], list[Edit], list[Edit], set[tuple[str, str, int, str]]]:
+    """The sections rewritten from the ``base`` sex to ``to`` (unchanged when they are the
+    same: the notes follow the stated sex), with the edits, the uncertain edits and the
+    decided words (to, section, offset, word)."""
+    new_sections = dict(sections)
+    edits: list[Edit] = []
+    uncertain: list[Edit] = []
+    decided: set[tuple[str, str, int, str]] = set()
+    if to == base:
+        return new_sections, edits, uncertain, decided
+    for key, text in sections.items():
+        mine = {
+            (offset, word): sex
+            for (sex_to, section, offset, word), sex in (decisions or {}).items()
+            if sex_to == to and section == key
+        }
+        done = rewrite(text, to, key, decisions=mine)
+        new_sections[key] = done.text
+        edits += done.edits
+        uncertain += done.uncertain()
+        decided |= {(to, key, offset, word) for offset, word in done.decided}
+    return new_sections, edits, uncertain, decided
+
+
 def variants(
     sections: dict[str, str],
     baseline: dict[str, str] | None = None,
@@ -97,48 +152,12 @@ def variants(
             (:mod:`~climb_vllm.rewrite.review`).
     """
     base = dict(BASELINE if baseline is None else baseline)
-    specs: list[tuple[str, str, str, dict[str, str], str]] = [
-        ("default", "default", "", base, LINE)
-    ]
-    for attribute in COUNTERFACTUALS:
-        for value in _values(attribute, base):
-            specs.append(
-                (f"{attribute}={value}", attribute, value, {**base, attribute: value}, LINE)
-            )
-    for pair in intersections:
-        first, second = pair.split("+")
-        for a in _values(first, base):
-            for b in _values(second, base):
-                specs.append(
-                    (
-                        f"{first}={a}&{second}={b}",
-                        pair,
-                        f"{a} & {b}",
-                        {**base, first: a, second: b},
-                        LINE,
-                    )
-                )
-    if placebo:
-        specs.append(("placebo", "placebo", "", base, PLACEBO_LINE))
+    specs = _specs(base, placebo, intersections)
     out: list[Variant] = []
     for name, attribute, value, demographics, template in specs:
-        new_sections = dict(sections)
-        edits: list[Edit] = []
-        uncertain: list[Edit] = []
-        decided: set[tuple[str, str, int, str]] = set()
-        to = demographics["sex"]
-        if to != base["sex"]:  # the notes follow the stated sex
-            for key, text in sections.items():
-                mine = {
-                    (offset, word): sex
-                    for (sex_to, section, offset, word), sex in (decisions or {}).items()
-                    if sex_to == to and section == key
-                }
-                done = rewrite(text, to, key, decisions=mine)
-                new_sections[key] = done.text
-                edits += done.edits
-                uncertain += done.uncertain()
-                decided |= {(to, key, offset, word) for offset, word in done.decided}
+        new_sections, edits, uncertain, decided = _rewritten(
+            sections, base["sex"], demographics["sex"], decisions
+        )
         line = template.format(**demographics)
         for placement in PLACEMENTS:
             out.append(

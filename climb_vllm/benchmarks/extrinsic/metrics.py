@@ -228,6 +228,22 @@ def recall_draws(
     return value, boot
 
 
+#: What :func:`_bias` gives beside the number of pairs (all NaN when no case is paired).
+_BIAS_FIELDS = (
+    "bias",
+    "bias_pct",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "bias_drop",
+    "dropped_default",
+    "dropped_variant",
+    "refusal_default",
+    "refusal_variant",
+    *(f"delta_{lv}" for lv in LEVELS),
+)
+
+
 def _bias(hits: pl.DataFrame, variant: str, cases: list[str], seed: int) -> dict[str, float]:
     """Point estimate, interval, p-value and per-level deltas of one variant vs default, over
     the cases that have both (``pairs``), with CliBench's drop rule beside it and the share of
@@ -237,20 +253,7 @@ def _bias(hits: pl.DataFrame, variant: str, cases: list[str], seed: int) -> dict
     cases = pair_cases(hits, variant, cases)
     nan = float("nan")
     if not cases:
-        return {
-            "pairs": 0,
-            "bias": nan,
-            "bias_pct": nan,
-            "ci_low": nan,
-            "ci_high": nan,
-            "p_value": nan,
-            "bias_drop": nan,
-            "dropped_default": nan,
-            "dropped_variant": nan,
-            "refusal_default": nan,
-            "refusal_variant": nan,
-            **{f"delta_{lv}": nan for lv in LEVELS},
-        }
+        return {"pairs": 0, **dict.fromkeys(_BIAS_FIELDS, nan)}
     placements = _placements(hits)
     deltas = np.zeros((len(cases), len(LEVELS)))
     gold = np.zeros((len(cases), len(LEVELS)))

@@ -132,6 +132,12 @@ def case_variants(
     return variants(case.sections, baseline, placebo, intersections, mine)
 
 
+def _edit_log(variant: Variant) -> str:
+    """A variant's edits as JSON: section, offset, before, after and uncertain per change."""
+    fields = ("section", "offset", "before", "after", "uncertain")
+    return json.dumps([{f: getattr(e, f) for f in fields} for e in variant.edits])
+
+
 def items_frame(
     cases: list[Case],
     placebo: bool = True,
@@ -170,18 +176,7 @@ def items_frame(
                     "system": system,
                     "prompt": prompt,
                     "line": variant.line,
-                    "edits": json.dumps(
-                        [
-                            {
-                                "section": e.section,
-                                "offset": e.offset,
-                                "before": e.before,
-                                "after": e.after,
-                                "uncertain": e.uncertain,
-                            }
-                            for e in variant.edits
-                        ]
-                    ),
+                    "edits": _edit_log(variant),
                     "uncertain": json.dumps(_review_entries(case, variant)),
                     "n_edits": len(variant.edits),
                     "n_uncertain_edits": len(variant.uncertain),

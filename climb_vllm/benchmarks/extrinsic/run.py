@@ -184,6 +184,32 @@ def build_mapper(
     return Mapper(ontology, index, encoder, protocol)
 
 
+def _points_frame(records: pl.DataFrame, mapped: Sequence[Any]) -> pl.DataFrame:
+    """One row per diagnosis point of every mapped answer (:func:`map_records`)."""
+    import polars as pl
+
+    schema: dict[str, Any] = {
+        "id": pl.String,
+        "sample": pl.Int64,
+        "point": pl.Int64,
+        "text": pl.String,
+        "method": pl.String,
+        "codes": pl.List(pl.String),
+        "similarity": pl.Float64,
+        "invalid_codes": pl.List(pl.String),
+        "qualifier": pl.String,
+        "sense": pl.String,
+        "sense_by_context": pl.Boolean,
+    }
+    rows = [
+        (item_id, sample, k, p.text, p.method, list(p.codes), p.similarity)
+        + (list(p.invalid_codes), p.qualifier, p.sense, p.by_context)
+        for item_id, sample, output in zip(records["id"], records["sample"], mapped)
+        for k, p in enumerate(output.points)
+    ]
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
 def map_records(
     records: pl.DataFrame,
     items: pl.DataFrame,
@@ -210,48 +236,7 @@ def map_records(
         case_of = dict(zip(items["id"].to_list(), items["case"].to_list()))
         contexts = [notes.get(case_of[i], "") for i in records["id"].to_list()]
     mapped = mapper.map_outputs(responses, contexts)
-    point_rows: dict[str, list[Any]] = {
-        "id": [],
-        "sample": [],
-        "point": [],
-        "text": [],
-        "method": [],
-        "codes": [],
-        "similarity": [],
-        "invalid_codes": [],
-        "qualifier": [],
-        "sense": [],
-        "sense_by_context": [],
-    }
-    for item_id, sample, output in zip(records["id"], records["sample"], mapped):
-        for k, point in enumerate(output.points):
-            point_rows["id"].append(item_id)
-            point_rows["sample"].append(sample)
-            point_rows["point"].append(k)
-            point_rows["text"].append(point.text)
-            point_rows["method"].append(point.method)
-            point_rows["codes"].append(list(point.codes))
-            point_rows["similarity"].append(point.similarity)
-            point_rows["invalid_codes"].append(list(point.invalid_codes))
-            point_rows["qualifier"].append(point.qualifier)
-            point_rows["sense"].append(point.sense)
-            point_rows["sense_by_context"].append(point.by_context)
-    points_frame = pl.DataFrame(
-        point_rows,
-        schema={
-            "id": pl.String,
-            "sample": pl.Int64,
-            "point": pl.Int64,
-            "text": pl.String,
-            "method": pl.String,
-            "codes": pl.List(pl.String),
-            "similarity": pl.Float64,
-            "invalid_codes": pl.List(pl.String),
-            "qualifier": pl.String,
-            "sense": pl.String,
-            "sense_by_context": pl.Boolean,
-        },
-    )
+    points_frame = _points_frame(records, mapped)
     outputs = records.select("id", "sample", "finish_reason", "completion_tokens").with_columns(
         pl.Series("codes", [o.codes for o in mapped], dtype=pl.List(pl.String)),
         pl.Series("empty", [not r.strip() for r in responses]),
@@ -294,19 +279,8 @@ def extrinsic_tables(
     }
 
 
-def write_extrinsic_report(
-    store: RunStore, quiet: bool = False, display: str = "rich"
-) -> dict[str, Any]:
-    """Map a run's records, write ``results/extrinsic/`` and return its metrics."""
-    import polars as pl
-
-    from climb_vllm.benchmarks.extrinsic import tables as tables_layout
-    from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
-    from climb_vllm.benchmarks.extrinsic.prompts import certain_cases, edit_summary, review_frame
-    from climb_vllm.core.results import write_tables
-    from climb_vllm.rewrite.review import write_review
-
-    config = ExtrinsicConfig(**store.section("extrinsic").config)
+def _check_unchanged(config: ExtrinsicConfig) -> None:
+    """UserError when the case file or the sex rewrite changed since the run was made."""
     if cases_sha256(config.cases) != config.cases_sha256:
         raise UserError(
             f"The case file {config.cases} changed since the run was made.",
@@ -319,6 +293,45 @@ def write_extrinsic_report(
             "score the run with the climb-vllm version that made it, or run it again in a new "
             "folder.",
         )
+
+
+def _facts(
+    outputs: pl.DataFrame, points: pl.DataFrame, items: pl.DataFrame, uncertain: int, mapper: Mapper
+) -> dict[str, Any]:
+    """The run's counts for ``metrics.json``: outputs, cuts, edits, parses and the index."""
+    import polars as pl
+
+    return {
+        "outputs": outputs.height,
+        "empty_outputs": int(outputs["empty"].sum()),
+        "truncated_outputs": int((outputs["finish_reason"] == "length").sum()),
+        "non_text_outputs": int((outputs["finish_reason"] == "non-text").sum()),
+        "truncated_prompts": int(items["truncated"].sum()),
+        "uncertain_edits": uncertain,
+        "decided_edits": int(items.filter(pl.col("placement") == "before")["n_decided"].sum()),
+        "no_parse_outputs": int((outputs["codes"].list.len() == 0).sum()),
+        "refusal_outputs": int(outputs["refusal"].sum()),
+        "dropped_by_clibench_rule": int(outputs["dropped"].sum()),
+        "points": points.height,
+        "invalid_codes": int(points["invalid_codes"].list.len().sum() or 0),
+        "senses_chosen_by_context": int(points["sense_by_context"].sum()),
+        "index": json.dumps(mapper.index.describe()),
+    }
+
+
+def write_extrinsic_report(
+    store: RunStore, quiet: bool = False, display: str = "rich"
+) -> dict[str, Any]:
+    """Map a run's records, write ``results/extrinsic/`` and return its metrics."""
+
+    from climb_vllm.benchmarks.extrinsic import tables as tables_layout
+    from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
+    from climb_vllm.benchmarks.extrinsic.prompts import certain_cases, edit_summary, review_frame
+    from climb_vllm.core.results import write_tables
+    from climb_vllm.rewrite.review import write_review
+
+    config = ExtrinsicConfig(**store.section("extrinsic").config)
+    _check_unchanged(config)
     ontology, cases, items = load_inputs(config)
     records = store.read_records("extrinsic")
     missing = set(items["id"].to_list()) - set(records["id"].to_list())
@@ -336,22 +349,7 @@ def write_extrinsic_report(
     tables["edits"] = edit_summary(items)
     tables["review"] = review_frame(items)
     directory = results_folder(store.root, "extrinsic")
-    facts = {
-        "outputs": outputs.height,
-        "empty_outputs": int(outputs["empty"].sum()),
-        "truncated_outputs": int((outputs["finish_reason"] == "length").sum()),
-        "non_text_outputs": int((outputs["finish_reason"] == "non-text").sum()),
-        "truncated_prompts": int(items["truncated"].sum()),
-        "uncertain_edits": tables["review"].height,
-        "decided_edits": int(items.filter(pl.col("placement") == "before")["n_decided"].sum()),
-        "no_parse_outputs": int((outputs["codes"].list.len() == 0).sum()),
-        "refusal_outputs": int(outputs["refusal"].sum()),
-        "dropped_by_clibench_rule": int(outputs["dropped"].sum()),
-        "points": points.height,
-        "invalid_codes": int(points["invalid_codes"].list.len().sum() or 0),
-        "senses_chosen_by_context": int(points["sense_by_context"].sum()),
-        "index": json.dumps(mapper.index.describe()),
-    }
+    facts = _facts(outputs, points, items, tables["review"].height, mapper)
     path = write_tables(
         directory,
         f"CLIMB extrinsic — {model_label(config.model)}",

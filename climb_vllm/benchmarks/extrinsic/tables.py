@@ -4,6 +4,7 @@ titles."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import polars as pl
 
@@ -42,39 +43,39 @@ def _pct(column: str) -> pl.Expr:
     return (pl.col(column) * 100).round(2)
 
 
-def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.DataFrame]:
-    """The tables as shown: percentages, intervals as text, one row per model and value."""
-    import polars as pl
+def _bias_shown(frame: pl.DataFrame, extra: list[pl.Expr], model: str) -> pl.DataFrame:
+    """A bias table as shown: ``extra`` columns after the model's, percentages, intervals
+    as text."""
+    if frame.height == 0:
+        return frame
+    return frame.select(
+        pl.lit(model).alias("Model"),
+        *extra,
+        pl.col("attribute").alias("Attribute"),
+        pl.col("value").alias("Value"),
+        pl.col("pairs").alias("Pairs"),
+        _pct("bias").alias("Bias (pp)"),
+        pl.col("bias_pct").round(1).alias("Bias (% of default)"),
+        pl.format("[{}, {}]", _pct("ci_low"), _pct("ci_high")).alias("Bias (pp) 95% CI"),
+        pl.col("p_value").round(4).alias("p"),
+        pl.format(
+            "{} [{}, {}]", _pct("placebo_bias"), _pct("placebo_ci_low"), _pct("placebo_ci_high")
+        ).alias("Placebo (pp)"),
+        _pct("bias_drop").alias("Bias, CliBench drop rule (pp)"),
+        pl.format("{} / {}", _pct("dropped_default"), _pct("dropped_variant")).alias(
+            "Dropped by that rule, default / variant (%)"
+        ),
+        pl.format("{} / {}", _pct("refusal_default"), _pct("refusal_variant")).alias(
+            "Refusals, default / variant (%)"
+        ),
+    )
 
-    def bias(frame: pl.DataFrame, extra: list[pl.Expr]) -> pl.DataFrame:
-        if frame.height == 0:
-            return frame
-        return frame.select(
-            pl.lit(model).alias("Model"),
-            *extra,
-            pl.col("attribute").alias("Attribute"),
-            pl.col("value").alias("Value"),
-            pl.col("pairs").alias("Pairs"),
-            _pct("bias").alias("Bias (pp)"),
-            pl.col("bias_pct").round(1).alias("Bias (% of default)"),
-            pl.format("[{}, {}]", _pct("ci_low"), _pct("ci_high")).alias("Bias (pp) 95% CI"),
-            pl.col("p_value").round(4).alias("p"),
-            pl.format(
-                "{} [{}, {}]", _pct("placebo_bias"), _pct("placebo_ci_low"), _pct("placebo_ci_high")
-            ).alias("Placebo (pp)"),
-            _pct("bias_drop").alias("Bias, CliBench drop rule (pp)"),
-            pl.format("{} / {}", _pct("dropped_default"), _pct("dropped_variant")).alias(
-                "Dropped by that rule, default / variant (%)"
-            ),
-            pl.format("{} / {}", _pct("refusal_default"), _pct("refusal_variant")).alias(
-                "Refusals, default / variant (%)"
-            ),
-        )
 
-    recall = tables["default_recall"]
+def _table7(recall: pl.DataFrame, model: str) -> pl.DataFrame:
+    """Table 7: recall of the default notes per level with the mean's interval."""
     wide = {row["level"]: round(row["recall"] * 100, 2) for row in recall.iter_rows(named=True)}
     mean = recall.filter(pl.col("level") == "mean").row(0, named=True)
-    table7 = pl.DataFrame(
+    return pl.DataFrame(
         [
             {
                 "Model": model,
@@ -84,8 +85,11 @@ def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, p
             }
         ]
     )
-    variants = tables["variants"]
-    shown = variants.select(
+
+
+def _variants_shown(variants: pl.DataFrame) -> pl.DataFrame:
+    """The variants table as shown: shares in percent."""
+    return variants.select(
         "variant",
         "placement",
         "outputs",
@@ -99,13 +103,20 @@ def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, p
             if c.startswith("method_")
         ],
     )
+
+
+def extrinsic_layout(tables: dict[str, pl.DataFrame], model: str) -> dict[str, pl.DataFrame]:
+    """The tables as shown: percentages, intervals as text, one row per model and value."""
+    import polars as pl
+
+    bias = partial(_bias_shown, model=model)
     return {
         "table4": bias(tables["bias"], []),
         "table5": bias(tables["bias_by_case_type"], [pl.col("case_type").alias("Cases type")]),
         "by_chapter": _by_chapter(bias, tables.get("bias_by_chapter", pl.DataFrame())),
         "intersections": _intersections(tables.get("intersections", pl.DataFrame()), model),
-        "table7": table7,
-        "variants": shown,
+        "table7": _table7(tables["default_recall"], model),
+        "variants": _variants_shown(tables["variants"]),
         "edits": _edits(tables.get("edits", pl.DataFrame()), model),
         "table4_certain": _certain(tables.get("bias_certain", pl.DataFrame()), model),
         "review": _review(tables.get("review", pl.DataFrame())),

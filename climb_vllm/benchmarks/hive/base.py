@@ -30,6 +30,46 @@ if TYPE_CHECKING:
     from climb_vllm.runner.run import RunContext
 
 
+#: The sampling options of a generation run (the HIVE authors' settings by default).
+_SAMPLING = (
+    Option(
+        "--samples",
+        "samples",
+        "completions per item",
+        field="samples",
+        suite_flags=("--samples",),
+    ),
+    Option(
+        "--temperature",
+        "temperature",
+        "sampling temperature (the authors' 0.8)",
+        field="temperature",
+        suite_flags=("--temperature",),
+    ),
+    Option(
+        "--top-p",
+        "top_p",
+        "nucleus mass (the authors' 0.9)",
+        field="top_p",
+        suite_flags=("--top-p",),
+    ),
+    Option(
+        "--greedy",
+        "greedy",
+        "greedy decoding (temperature 0)",
+        switch=True,
+        suite_flags=("--greedy",),
+    ),
+    Option(
+        "--max-tokens",
+        "max_tokens",
+        "new tokens per answer",
+        field="max_tokens",
+        suite_flags=("--max-tokens",),
+    ),
+)
+
+
 def _options(name: str, suite_limit_help: str, controls: bool) -> tuple[Option, ...]:
     """The options of ``eval <name>`` (``--no-controls`` where the benchmark has controls)."""
     options: tuple[Option, ...] = (
@@ -57,41 +97,7 @@ def _options(name: str, suite_limit_help: str, controls: bool) -> tuple[Option, 
             suite_flags=("--seed",),
             suite_help="base seed of every benchmark",
         ),
-        Option(
-            "--samples",
-            "samples",
-            "completions per item",
-            field="samples",
-            suite_flags=("--samples",),
-        ),
-        Option(
-            "--temperature",
-            "temperature",
-            "sampling temperature (the authors' 0.8)",
-            field="temperature",
-            suite_flags=("--temperature",),
-        ),
-        Option(
-            "--top-p",
-            "top_p",
-            "nucleus mass (the authors' 0.9)",
-            field="top_p",
-            suite_flags=("--top-p",),
-        ),
-        Option(
-            "--greedy",
-            "greedy",
-            "greedy decoding (temperature 0)",
-            switch=True,
-            suite_flags=("--greedy",),
-        ),
-        Option(
-            "--max-tokens",
-            "max_tokens",
-            "new tokens per answer",
-            field="max_tokens",
-            suite_flags=("--max-tokens",),
-        ),
+        *_SAMPLING,
         Option("--system-prompt", "system_prompt", "add this system turn (the authors used none)"),
     )
     if controls:

@@ -10,9 +10,7 @@ installed (``pip install -e ".[lmeval]"``) and its largest log-prob difference f
 
 from __future__ import annotations
 
-import tempfile
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -33,13 +31,9 @@ def choice_bench(kind: Kind, count: int, settings: PerfSettings) -> dict[str, An
     from climb_vllm.engines.local import LocalEngine
 
     assert kind.choice is not None
-    tmp: tempfile.TemporaryDirectory[str] | None = None
-    model = settings.model
-    if model is None:
-        from climb_vllm.models.demo_model import build_demo_model
+    from climb_vllm.models.demo_model import model_or_tiny
 
-        tmp = tempfile.TemporaryDirectory()
-        model = build_demo_model(Path(tmp.name) / "tiny")
+    model, cleanup = model_or_tiny(settings.model)
     engine = LocalEngine(
         str(model), device=settings.device, dtype=settings.dtype, batch_tokens=settings.batch_tokens
     )
@@ -73,8 +67,7 @@ def choice_bench(kind: Kind, count: int, settings: PerfSettings) -> dict[str, An
         results[f"{name} engine speed-up over HFLM"] = seconds / best
         ours = frame["logprob"].to_list()
         results[f"{name} largest |log-prob - HFLM|"] = max(abs(a - b) for a, b in zip(ours, values))
-    if tmp is not None:
-        tmp.cleanup()
+    cleanup()
     return results
 
 

@@ -38,6 +38,53 @@ if TYPE_CHECKING:
 NAME = "intrinsic"
 
 
+#: The report's intrinsic tables and their places among every benchmark's tables.
+_TABLE_RANKS = (
+    ("method", 5),
+    ("table1", 10),
+    ("table2", 20),
+    ("null", 25),
+    ("table3", 30),
+    ("table8", 70),
+    ("design", 71),
+    ("chapter_assoc", 80),
+    ("worst_gap", 82),
+    ("chapter_gap", 83),
+    ("drilldown", 85),
+    ("sensitivity", 110),
+    ("sensitivity_preference", 111),
+    ("names_sensitivity", 112),
+    ("table1_all_codes", 120),
+)
+_OUTSIDE = (
+    "Each interval belongs to the corrected value beside it. The paper's AssocMAD can lie "
+    "above it: with few names per group, name noise inflates a mean absolute deviation."
+)
+#: The sentence under each table that needs one (how to read it).
+_TABLE_NOTES = {
+    "table1": _OUTSIDE,
+    "table2": _OUTSIDE,
+    "table3": "Each interval belongs to the corrected share beside it: the paper's share of K "
+    "names per group is drawn towards 50% by name noise.",
+    "table8": "Read each row's corrected value with its interval: at 2 to 5 names per group "
+    "the interval is wide (about 1 on Gemma 3 270M), so a corrected value that "
+    "jumps between rows, from near 1 to 0 say, moves within overlapping intervals: "
+    "the estimator's noise at few names, not a change in the model. K = 1 has no "
+    "spread of names to correct with. The next table says how many names would "
+    "narrow the interval.",
+    "design": "Projected from this run's names: their spread stands for each group's "
+    "population of names, and the group effects are the corrected estimate's. For "
+    "the recommended K (the smallest whose interval is at most half as wide) pass "
+    "--top-k.",
+    "chapter_assoc": _OUTSIDE,
+    "worst_gap": "Each interval belongs to the corrected gap beside it: a range of K names' means "
+    "is inflated by name noise even more than AssocMAD.",
+    "chapter_gap": _OUTSIDE,
+    "names_sensitivity": "Each interval belongs to the corrected value beside it; birth-weighted "
+    "rows have no correction (it assumes equally weighted names).",
+}
+
+
 class IntrinsicBenchmark:
     """CLIMB intrinsic: P(name | "<description> is related to the name:") for every code."""
 
@@ -318,71 +365,12 @@ class IntrinsicBenchmark:
         from climb_vllm.benchmarks.intrinsic import drilldown
         from climb_vllm.benchmarks.intrinsic.tables import TABLE_TITLES as T
 
-        outside = (
-            "Each interval belongs to the corrected value beside it. The paper's AssocMAD can lie "
-            "above it: with few names per group, name noise inflates a mean absolute deviation."
-        )
-        return (
-            ReportTable("method", T["method"], 5),
-            ReportTable("table1", T["table1"], 10, outside),
-            ReportTable("table2", T["table2"], 20, outside),
-            ReportTable("null", T["null"], 25),
-            ReportTable(
-                "table3",
-                T["table3"],
-                30,
-                "Each interval belongs to the corrected share beside it: the paper's share of K "
-                "names per group is drawn towards 50% by name noise.",
-            ),
-            ReportTable(
-                "table8",
-                T["table8"],
-                70,
-                "Read each row's corrected value with its interval: at 2 to 5 names per group "
-                "the interval is wide (about 1 on Gemma 3 270M), so a corrected value that "
-                "jumps between rows, from near 1 to 0 say, moves within overlapping intervals: "
-                "the estimator's noise at few names, not a change in the model. K = 1 has no "
-                "spread of names to correct with. The next table says how many names would "
-                "narrow the interval.",
-            ),
-            ReportTable(
-                "design",
-                T["design"],
-                71,
-                "Projected from this run's names: their spread stands for each group's "
-                "population of names, and the group effects are the corrected estimate's. For "
-                ""
-                "the recommended K (the smallest whose interval is at most half as wide) pass "
-                "--top-k.",
-            ),
-            ReportTable("chapter_assoc", T["chapter_assoc"], 80, outside),
-            ReportTable(
-                "worst_gap",
-                T["worst_gap"],
-                82,
-                "Each interval belongs to the corrected gap beside it: a range of K names' means "
-                "is inflated by name noise even more than AssocMAD.",
-            ),
-            ReportTable("chapter_gap", T["chapter_gap"], 83, outside),
-            ReportTable(
-                "drilldown",
-                T["drilldown"],
-                85,
-                f"Top {drilldown.TOP} per group and direction; every code in "
-                "results/intrinsic/drilldown_all.csv.gz. q: Benjamini-Hochberg over the group's "
-                "codes; entries with q above 0.05 may be chance.",
-            ),
-            ReportTable("sensitivity", T["sensitivity"], 110),
-            ReportTable("sensitivity_preference", T["sensitivity_preference"], 111),
-            ReportTable(
-                "names_sensitivity",
-                T["names_sensitivity"],
-                112,
-                "Each interval belongs to the corrected value beside it; birth-weighted rows have "
-                "no correction (it assumes equally weighted names).",
-            ),
-            ReportTable("table1_all_codes", T["table1_all_codes"], 120),
-        )
+        notes = _TABLE_NOTES | {
+            "drilldown": f"Top {drilldown.TOP} per group and direction; every code in "
+            "results/intrinsic/drilldown_all.csv.gz. q: Benjamini-Hochberg over the group's "
+            "codes; entries with q above 0.05 may be chance."
+        }
+        return tuple(ReportTable(k, T[k], rank, notes.get(k, "")) for k, rank in _TABLE_RANKS)
 
     def figures(self) -> tuple[ReportFigure, ...]:
         """AssocMAD by level, the chapter heatmap and sex-preference correctness."""
@@ -435,7 +423,7 @@ class IntrinsicBenchmark:
         extra = f"; {sensitivity:,} codes under 3 more templates" if sensitivity else ""
         return (
             f"{codes:,}{whole} ICD-10-CM {release.get('release', '')} codes ({kind}), "
-            f"top-{config.get('top_k', 5)} names{extra}"
+            f"top-{config.get('top_k', IntrinsicConfig.model_fields['top_k'].default)} names{extra}"
             if isinstance(codes, int)
             else "codes unknown"
         )

@@ -31,6 +31,26 @@ if TYPE_CHECKING:
 CANARY_CODES = 2
 
 
+def _compare(stored: pl.DataFrame, now: pl.DataFrame, where: str, limit: float, root: Any) -> float:
+    """The largest |stored - now| log-prob over the pairs both hold; UserError naming the
+    endpoint ``where``, the pair, both values and the fix when it passes ``limit``."""
+    import polars as pl
+
+    joined = stored.select("code", "name", "logprob").join(now, on=["code", "name"], suffix="_now")
+    joined = joined.with_columns((pl.col("logprob") - pl.col("logprob_now")).abs().alias("d"))
+    row = joined.sort("d", descending=True).row(0, named=True)
+    if row["d"] > limit:
+        raise UserError(
+            f"{where} does not give this run's stored log-probs: {row['code']} / "
+            f"{row['name']} was {row['logprob']:.4f}, is {row['logprob_now']:.4f} (tolerance "
+            f"{limit:g} nat). The engine holds another model than the one that wrote "
+            f"{root}; resuming would mix two models' records.",
+            "restore the run's model behind every endpoint (or in the folder), or start a "
+            "new run with another --out / --run-id.",
+        )
+    return float(row["d"])
+
+
 def check_canary(
     store: RunStore,
     benchmark: str,
@@ -80,21 +100,7 @@ def check_canary(
     worst = 0.0
     for where, found in zip(endpoints, results):
         now = frame(codes, planned, found).select("code", "name", "logprob")
-        joined = stored.select("code", "name", "logprob").join(
-            now, on=["code", "name"], suffix="_now"
-        )
-        joined = joined.with_columns((pl.col("logprob") - pl.col("logprob_now")).abs().alias("d"))
-        row = joined.sort("d", descending=True).row(0, named=True)
-        worst = max(worst, float(row["d"]))
-        if row["d"] > limit:
-            raise UserError(
-                f"{where} does not give this run's stored log-probs: {row['code']} / "
-                f"{row['name']} was {row['logprob']:.4f}, is {row['logprob_now']:.4f} (tolerance "
-                f"{limit:g} nat). The engine holds another model than the one that wrote "
-                f"{store.root}; resuming would mix two models' records.",
-                "restore the run's model behind every endpoint (or in the folder), or start a "
-                "new run with another --out / --run-id.",
-            )
+        worst = max(worst, _compare(stored, now, where, limit, store.root))
     return {
         "codes": codes,
         "endpoints": len(results),

@@ -7,6 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, field_validator
 
 from climb_vllm.core.config import EngineConfig
+from climb_vllm.resources.names import MAX_K
 
 #: CLIMB's intrinsic prompt; the name follows after one space.
 DEFAULT_TEMPLATE = "{description} is related to the name:"
@@ -50,7 +51,7 @@ class IntrinsicConfig(EngineConfig):
 
     icd_release: str = "2021"
     name_set: str = "nyc-2011-2021"
-    top_k: int = Field(default=5, ge=1, le=50)
+    top_k: int = Field(default=5, ge=1, le=MAX_K)
     distinctive: float | None = Field(default=None, gt=0, le=1)
     names_sensitivity: tuple[int, ...] = ()
     # 24: one code of each of the 22 chapters and of both sex lists (the stratified sample).

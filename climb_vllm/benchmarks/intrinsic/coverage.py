@@ -111,6 +111,39 @@ def _drilldown_covered(logp: np.ndarray, groups: assoc.NameGroups, truth: np.nda
     return float(((low <= truth) & (truth <= high)).mean())
 
 
+def _one_draw(
+    matrix: np.ndarray,
+    groups: assoc.NameGroups,
+    ids: dict[str, np.ndarray],
+    k: int,
+    max_codes: int,
+    truth: tuple[float, float, np.ndarray],
+) -> dict[str, float]:
+    """One drawn name list's estimates and whether each interval covers the population's
+    value (``truth``: AssocMAD, female preference, drill-down contrasts)."""
+    truth_mad, truth_pref, truth_contrast = truth
+    codes = matrix.shape[0]
+    weights = groups.weights(matrix.shape[1], assoc.NAME_RESAMPLES, seed=k)
+    sums = assoc.level_sums(matrix, ids)
+    mad = assoc.assoc_mad_resamples(sums, weights)["both"][0]
+    point, low, high = assoc.summarise(mad)
+    out = {"estimate": point, "covered_mad": float(low <= truth_mad <= high)}
+    _, fixed, low, high = correction.corrected_assoc_mad(
+        np.log(matrix), groups, ids, seed=k, max_codes=max_codes
+    )["both"][0]
+    out["corrected"] = fixed
+    # Without group effects the population value is 0 exactly, and so is the interval's
+    # low end whenever it reaches lam = 0.
+    out["covered_fixed"] = float(low <= truth_mad + 1e-9 and truth_mad <= high)
+    pref = assoc.sex_preference_resamples(matrix, list(range(codes)), "FEMALE", weights)
+    _, low, high = assoc.summarise(pref)
+    out["covered_pref"] = float(low <= truth_pref <= high)
+    _, low, high = preference.corrected_preference(np.log(matrix), groups, weights, "FEMALE")
+    out["covered_share"] = float(low <= truth_pref <= high)
+    out["drill"] = _drilldown_covered(np.log(matrix), groups, truth_contrast)
+    return out
+
+
 def scenario_coverage(
     s: Scenario,
     replications: int,
@@ -140,49 +173,33 @@ def scenario_coverage(
     groups = _groups()
     ids = {"l5": np.arange(codes).astype(str)}
     truth_contrast = _drilldown_truth(np.log(population))
-    drill: list[float] = []
-    covered_mad = covered_pref = covered_fixed = covered_share = 0
-    estimates = []
-    corrected = []
+    draws = []
     for k in range(replications):
         picks = [rng.choice(size, K, replace=False) for _ in range(GROUPS)]
         matrix = np.concatenate([population[g, picks[g]].T for g in range(GROUPS)], axis=1)
-        weights = groups.weights(matrix.shape[1], assoc.NAME_RESAMPLES, seed=k)
-        sums = assoc.level_sums(matrix, ids)
-        mad = assoc.assoc_mad_resamples(sums, weights)["both"][0]
-        point, low, high = assoc.summarise(mad)
-        estimates.append(point)
-        covered_mad += low <= truth_mad <= high
-        _, fixed, low, high = correction.corrected_assoc_mad(
-            np.log(matrix), groups, ids, seed=k, max_codes=max_codes
-        )["both"][0]
-        corrected.append(fixed)
-        # Without group effects the population value is 0 exactly, and so is the interval's
-        # low end whenever it reaches lam = 0.
-        covered_fixed += low <= truth_mad + 1e-9 and truth_mad <= high
-        pref = assoc.sex_preference_resamples(matrix, list(range(codes)), "FEMALE", weights)
-        _, low, high = assoc.summarise(pref)
-        covered_pref += low <= truth_pref <= high
-        _, low, high = preference.corrected_preference(np.log(matrix), groups, weights, "FEMALE")
-        covered_share += low <= truth_pref <= high
-        drill.append(_drilldown_covered(np.log(matrix), groups, truth_contrast))
+        truth = (truth_mad, truth_pref, truth_contrast)
+        draws.append(_one_draw(matrix, groups, ids, k, max_codes, truth))
+
+    def mean(key: str) -> float:
+        return float(np.mean([d[key] for d in draws]))
+
     # Without group effects the two sexes' population scores are equal: a preference share has
     # no population value to cover.
     tied = s.group_overall == 0 and s.group_per_code == 0
     return {
         f"{s.name}_assoc_mad_population": truth_mad,
-        f"{s.name}_assoc_mad_mean_estimate": float(np.mean(estimates)),
-        f"{s.name}_assoc_mad_percentile_coverage": covered_mad / replications,
-        f"{s.name}_assoc_mad_corrected_mean": float(np.mean(corrected)),
-        f"{s.name}_assoc_mad_corrected_coverage": covered_fixed / replications,
-        f"{s.name}_drilldown_coverage": float(np.mean(drill)),
+        f"{s.name}_assoc_mad_mean_estimate": mean("estimate"),
+        f"{s.name}_assoc_mad_percentile_coverage": mean("covered_mad"),
+        f"{s.name}_assoc_mad_corrected_mean": mean("corrected"),
+        f"{s.name}_assoc_mad_corrected_coverage": mean("covered_fixed"),
+        f"{s.name}_drilldown_coverage": mean("drill"),
         f"{s.name}_female_preference_population": float("nan") if tied else truth_pref,
         f"{s.name}_female_preference_percentile_coverage": float("nan")
         if tied
-        else covered_pref / replications,
+        else mean("covered_pref"),
         f"{s.name}_female_preference_corrected_coverage": float("nan")
         if tied
-        else covered_share / replications,
+        else mean("covered_share"),
     }
 
 

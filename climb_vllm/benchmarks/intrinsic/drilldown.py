@@ -106,6 +106,10 @@ def _q_values(p: Array) -> Array:
     return out
 
 
+#: The drill-down's columns, in order.
+_COLUMNS = "sex ethnicity rank code description chapter ratio ci_low ci_high p q".split()
+
+
 def drilldown(
     logp: Array,
     codes: Sequence[str],
@@ -155,20 +159,7 @@ def drilldown(
             "rank", offset=1
         )
         frames.append(frame)
-    columns = [
-        "sex",
-        "ethnicity",
-        "rank",
-        "code",
-        "description",
-        "chapter",
-        "ratio",
-        "ci_low",
-        "ci_high",
-        "p",
-        "q",
-    ]
-    return pl.concat(frames).select(columns).with_columns(pl.col("rank").cast(pl.Int64))
+    return pl.concat(frames).select(_COLUMNS).with_columns(pl.col("rank").cast(pl.Int64))
 
 
 def top_and_bottom(full: pl.DataFrame, top: int = TOP) -> pl.DataFrame:

@@ -57,6 +57,39 @@ def observed_gaps(sums: dict[str, Array], weights: Array, pooling: str) -> dict[
     return out
 
 
+def _chapter_rows(
+    sums: Mapping[str, Array],
+    level_ids: Mapping[str, Array],
+    chapters: list[str],
+    groups: NameGroups,
+    weights: Array,
+    fixed: Mapping[str, Array],
+) -> list[dict[str, object]]:
+    """``chapter_gap``'s rows (:func:`worst_gap_tables`), ordered by chapter; ``sums``: per
+    level, the nodes' summed probabilities; ``fixed``: the correction's intervals (empty for
+    none)."""
+    first = next(iter(level_ids))
+    present, counts = np.unique(level_ids[first], return_counts=True)
+    scores = sums[first] @ weights[:, :, 0]
+    names = [f"{ETHNICITY_LABELS.get(e, e)} {s.lower()}" for s, e in groups.groups]
+    chapter_rows = []
+    for i, (node, count) in enumerate(zip(present, counts)):
+        row = {
+            "chapter": chapters[int(node)],
+            "codes": int(count),
+            "gap": float(_node_gaps(scores[i : i + 1])[0]),
+        }
+        if "nodes" in fixed:
+            row |= _interval(fixed["nodes"][i])
+        row |= {
+            "most_favoured": names[int(np.argmax(scores[i]))],
+            "least_favoured": names[int(np.argmin(scores[i]))],
+        }
+        chapter_rows.append(row)
+    chapter_rows.sort(key=lambda r: (len(str(r["chapter"])), str(r["chapter"])))
+    return chapter_rows
+
+
 def worst_gap_tables(
     probabilities: Array,
     logp: Array,
@@ -105,25 +138,7 @@ def worst_gap_tables(
             if attribute in fixed:
                 row |= _interval(fixed[attribute][i])
             rows.append(row)
-    first = next(iter(level_ids))
-    present, counts = np.unique(level_ids[first], return_counts=True)
-    scores = sums[first] @ weights[:, :, 0]
-    names = [f"{ETHNICITY_LABELS.get(e, e)} {s.lower()}" for s, e in groups.groups]
-    chapter_rows = []
-    for i, (node, count) in enumerate(zip(present, counts)):
-        row = {
-            "chapter": chapters[int(node)],
-            "codes": int(count),
-            "gap": float(_node_gaps(scores[i : i + 1])[0]),
-        }
-        if "nodes" in fixed:
-            row |= _interval(fixed["nodes"][i])
-        row |= {
-            "most_favoured": names[int(np.argmax(scores[i]))],
-            "least_favoured": names[int(np.argmin(scores[i]))],
-        }
-        chapter_rows.append(row)
-    chapter_rows.sort(key=lambda r: (len(str(r["chapter"])), str(r["chapter"])))
+    chapter_rows = _chapter_rows(sums, level_ids, chapters, groups, weights, fixed)
     return {"worst_gap": pl.DataFrame(rows), "chapter_gap": pl.DataFrame(chapter_rows)}
 
 

@@ -350,12 +350,9 @@ def scoring_bench(
         compile_layers: also time the tree scorer with compiled layers (:func:`_compiled_tree`).
     """
     label = str(model or "tiny demo model (built now)")
-    tmp: tempfile.TemporaryDirectory[str] | None = None
-    if model is None:
-        from climb_vllm.models.demo_model import build_demo_model
+    from climb_vllm.models.demo_model import model_or_tiny
 
-        tmp = tempfile.TemporaryDirectory()
-        model = build_demo_model(Path(tmp.name) / "tiny")
+    model, cleanup = model_or_tiny(model)
     # The tree engine sizes the passes (from the free memory unless given); every other scorer
     # and HFLM then use the same budget.
     tree = LocalEngine(
@@ -425,8 +422,7 @@ def scoring_bench(
         results["full_run_seconds"] = full["seconds"]
         results["full_run_peak_rss_gib"] = full["peak_rss_gib"]
         results.update({f"full_run_{k}_seconds": v for k, v in full["phases"].items()})
-    if tmp is not None:
-        tmp.cleanup()
+    cleanup()
     return results
 
 
@@ -452,14 +448,10 @@ def names_growth_bench(
         repeats: timings per K; the best is kept.
     """
     from climb_vllm.benchmarks.intrinsic.task import sample_requests
+    from climb_vllm.models.demo_model import model_or_tiny
     from climb_vllm.resources.names import load_names
 
-    tmp: tempfile.TemporaryDirectory[str] | None = None
-    if model is None:
-        from climb_vllm.models.demo_model import build_demo_model
-
-        tmp = tempfile.TemporaryDirectory()
-        model = build_demo_model(Path(tmp.name) / "tiny")
+    model, cleanup = model_or_tiny(model)
     engine = LocalEngine(
         str(model), device=device, dtype=dtype, batch_tokens=batch_tokens, scorer="tree"
     )
@@ -492,6 +484,5 @@ def names_growth_bench(
         results[f"K{k}_forward_tokens_per_pair"] = tokens[k] / pairs[k]
         results[f"K{k}_seconds_vs_K{base}"] = best[k] / best[base]
         results[f"K{k}_names_vs_K{base}"] = names / len(load_names().distinct(base))
-    if tmp is not None:
-        tmp.cleanup()
+    cleanup()
     return results

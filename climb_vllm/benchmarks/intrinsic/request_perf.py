@@ -26,6 +26,36 @@ from climb_vllm.core.errors import UserError
 CHUNK = 1024
 
 
+def _tokenizer(model: Path) -> Any:
+    """The tokenizer of a model folder or model source; UserError naming the fix."""
+    from transformers import AutoTokenizer
+
+    from climb_vllm.models.sources import resolve
+
+    try:
+        return AutoTokenizer.from_pretrained(resolve(str(model)))
+    except (OSError, ValueError) as exc:
+        raise UserError(
+            f"Cannot load a tokenizer from {model} ({type(exc).__name__}).",
+            "pass --model a model folder with tokenizer files, or a model source such as "
+            "gemma-3-270m.",
+        ) from exc
+
+
+def _tree_nodes(chunks: list[Any], row_tokens: int) -> int:
+    """Forward tokens of the tree layout of every chunk's planned requests."""
+    from climb_vllm.engines.token_tree import forward_tokens
+    from climb_vllm.engines.trie import Trie
+
+    tries: dict[Any, Trie] = {}
+    nodes = 0
+    for planned in chunks:
+        requests = [p.request for p in planned]
+        chosen = [tries.setdefault(r.continuations, Trie.build(r.continuations)) for r in requests]
+        nodes += forward_tokens([r.prefix for r in requests], chosen, row_tokens)
+    return nodes
+
+
 def request_building_bench(model: Path, codes: int | None, row_tokens: int) -> dict[str, Any]:
     """Seconds of each way of building the requests, their ratios, and whether they agree.
 
@@ -34,25 +64,13 @@ def request_building_bench(model: Path, codes: int | None, row_tokens: int) -> d
         codes: the release's first ``codes`` codes (None: all).
         row_tokens: nodes per row of the tree layout.
     """
-    from transformers import AutoTokenizer
-
     from climb_vllm.benchmarks.intrinsic.config import DEFAULT_TEMPLATE
     from climb_vllm.benchmarks.intrinsic.request_cache import RequestCache
     from climb_vllm.engines.boundary import BoundaryEncoder
-    from climb_vllm.engines.token_tree import forward_tokens
-    from climb_vllm.engines.trie import Trie
-    from climb_vllm.models.sources import resolve
     from climb_vllm.resources.names import load_names
     from climb_vllm.resources.ontology import load_ontology
 
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(resolve(str(model)))
-    except (OSError, ValueError) as exc:
-        raise UserError(
-            f"Cannot load a tokenizer from {model} ({type(exc).__name__}).",
-            "pass --model a model folder with tokenizer files, or a model source such as "
-            "gemma-3-270m.",
-        ) from exc
+    tokenizer = _tokenizer(model)
     descriptions = list(load_ontology().table["description"])[:codes]
     names = load_names().distinct(5)
     chunks = [
@@ -75,12 +93,7 @@ def request_building_bench(model: Path, codes: int | None, row_tokens: int) -> d
             plans[way] = [plan(texts) for texts in chunks]
             seconds[way] = time.perf_counter() - start
     start = time.perf_counter()
-    tries: dict[Any, Trie] = {}
-    nodes = 0
-    for planned in plans["tails"]:
-        requests = [p.request for p in planned]
-        chosen = [tries.setdefault(r.continuations, Trie.build(r.continuations)) for r in requests]
-        nodes += forward_tokens([r.prefix for r in requests], chosen, row_tokens)
+    nodes = _tree_nodes(plans["tails"], row_tokens)
     seconds["tree_layout"] = time.perf_counter() - start
     results: dict[str, Any] = {
         "tokenizer": tokenizer.name_or_path,

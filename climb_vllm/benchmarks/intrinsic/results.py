@@ -527,6 +527,19 @@ def intrinsic_tables(
     return tables
 
 
+def _level_cells(levels: pl.DataFrame, corrected: bool) -> dict[str, object]:
+    """One sensitivity row's cells of :func:`level_frame`'s ``levels``: each level's AssocMAD
+    and, when ``corrected``, its corrected value and interval."""
+    cells: dict[str, object] = {}
+    for level in levels.iter_rows(named=True):
+        label = level["level"]
+        cells[label] = level["assoc_mad"]
+        if corrected:
+            for part in ("corrected", "ci_low", "ci_high"):
+                cells[f"{label} {part}"] = level[part]
+    return cells
+
+
 def sensitivity(
     logp: np.ndarray,
     codes: list[str],
@@ -577,21 +590,10 @@ def sensitivity(
                 "variant": variant,
                 "codes": len(sample),
             }
-            for level in level_frame(mad["both"], nodes, fixed).iter_rows(named=True):
-                label = level["level"]
-                row[label] = level["assoc_mad"]
-                if fixed is not None:
-                    row |= {
-                        f"{label} corrected": level["corrected"],
-                        f"{label} ci_low": level["ci_low"],
-                        f"{label} ci_high": level["ci_high"],
-                    }
+            row |= _level_cells(level_frame(mad["both"], nodes, fixed), fixed is not None)
             for pref in scorer.sex_preference().iter_rows(named=True):
                 row[f"{pref['list']} correct"] = pref["share"]
-                row |= {
-                    f"{pref['list']} corrected": pref["corrected"],
-                    f"{pref['list']} ci_low": pref["ci_low"],
-                    f"{pref['list']} ci_high": pref["ci_high"],
-                }
+                for part in ("corrected", "ci_low", "ci_high"):
+                    row[f"{pref['list']} {part}"] = pref[part]
             rows.append(row)
     return pl.DataFrame(rows)
