@@ -94,7 +94,9 @@ def main() -> None:
         for test in (0, 1):
             rule = margin_rule([(d["margin"], d["right"]) for d in decided if d["half"] != test])
             above = [d for d in decided if d["half"] == test and d["margin"] > rule]
-            held.append(f"{sum(d['right'] for d in above)} of {len(above)} right (margin > {rule:.2f})")
+            held.append(
+                f"{sum(d['right'] for d in above)} of {len(above)} right (margin > {rule:.2f})"
+            )
         print(
             f"{name} | {right} | {len(decided)} | {sum(d['right'] for d in patients)} of "
             f"{len(patients)} | {'; '.join(held)} |"
