@@ -138,14 +138,24 @@ def title_is_third_party(text: str, start: int, end: int) -> bool:
     return here in third and first is not None and first.start() < start
 
 
+# A clause opened by a complementizer or conjunction, then an indefinite person ("He says that a
+# man approached him", "when a woman asked her for money"): the patient is not introduced so.
+_CLAUSE_THEN_INDEFINITE = re.compile(
+    r"\b(?:that|when|while|until|because|after|before|and|but|where)\s+(?:a|an)\s+"
+    r"(?:[a-z]+\s+)?$",
+    re.IGNORECASE,
+)
+
+
 def noun_is_third_party(text: str, start: int) -> bool:
     """Whether "man"/"woman"/"gentleman"/"lady"/"boy"/"girl" at ``start`` is someone other
     than the patient: after a preposition, "another" or "other" within three words ("the
     other man"), set beside a person named by role or kinship ("the other driver, a young
     man,"), the complement of one ("the driver was a young man"), followed by a clause whose
-    subject is a pronoun ("a man he did not know"), or "the man" after one of those or, as the
-    text's first "man", after someone met at a scene ("a stranger") or harm done to someone
-    ("was mugged") in its sentence or the one before."""
+    subject is a pronoun ("a man he did not know"), brought in by a clause's complementizer or
+    conjunction ("he says that a man approached him"), or "the/that man" after one of those
+    or, as the text's first "man", after someone met at a scene ("a stranger") or harm done to
+    someone ("was mugged") in its sentence or the one before."""
     before = [w.lower() for w in _WORDS.findall(text[max(0, start - 40) : start])][-3:]
     if any(w in PREPOSITIONS or w in ("another", "other") for w in before):
         return True
@@ -156,6 +166,8 @@ def noun_is_third_party(text: str, start: int) -> bool:
     )
     if apposed and is_person_word(apposed.group(1)):
         return True
+    if _CLAUSE_THEN_INDEFINITE.search(text[max(0, start - 40) : start]):
+        return True  # "He reports that a man approached him": someone the clause introduces
     if re.search(r"(?:^|[.;:]\s*)(?:A|An)\s+(?:[a-z]+\s+)?$", text[max(0, start - 30) : start]):
         # "A woman at the bus stop saw her fall": someone placed, not a patient introduced by
         # age or condition ("A 70-year-old woman", "A woman with diabetes").
@@ -164,7 +176,7 @@ def noun_is_third_party(text: str, start: int) -> bool:
     predicate = _PREDICATE.search(text[max(0, start - 80) : start])
     if predicate and is_person_word(predicate.group(1).lower()):
         return True  # "The driver was a young man"
-    if before and before[-1] == "the":
+    if before and before[-1] in ("the", "that", "this"):
         earlier = text[:start]
         word = _WORDS.match(text, start)
         assert word is not None
@@ -253,6 +265,23 @@ _PATIENTS_KIN = re.compile(
     rf"(?:\bthe\s+patient's\s+|\bpt's\s+|\(\s*)({'|'.join(_RECIPROCAL)})\b", re.IGNORECASE
 )
 _KIN_AFTER_POSSESSIVE = re.compile(r"\b(his|her)\s+([a-z]+)\b", re.IGNORECASE)
+
+
+def sex_adjective_of_other(text: str, end: int) -> bool:
+    """Whether "male"/"female" ending at ``end`` describes someone named by role or kinship
+    after it ("the male nurse", "her female partner"): that person's sex, not the patient's."""
+    following = re.match(r"[ \t]+([A-Za-z]+)", text[end : end + 40])
+    return following is not None and is_person_word(following.group(1).lower())
+
+
+def relatives_own_pronoun(text: str, possessive: int) -> int | None:
+    """The subject pronoun of the relative's possessive at ``possessive`` ("She says her
+    mother ...", where "her mother" is the patient): the last "he"/"she" of that possessive's
+    sex before it in its sentence, which is the relative too; None when there is none."""
+    lo, _ = sentence_bounds(text, possessive)
+    own = "he" if text[possessive : possessive + 3].lower() == "his" else "she"
+    found = [m.start() for m in re.finditer(rf"\b{own}\b", text[lo:possessive], re.IGNORECASE)]
+    return lo + found[-1] if found else None
 
 
 def patient_as_relatives_kin(text: str) -> list[tuple[int, int, int]]:

@@ -414,6 +414,10 @@ class _Rewriter:
                 swapped = match_case(word, kin.KIN_SWAP[word.lower()])
                 self.edits.append(Edit(section, kin_at, word, swapped))
                 self.taken.update((possessive, kin_at))
+                # "She says her mother ...": whoever owns the possessive is the relative.
+                speaker = mentions.relatives_own_pronoun(text, possessive)
+                if speaker is not None:
+                    self.taken.add(speaker)
         for match in _AGE_SEX.finditer(text):
             group = 2 if match.group(2) is not None else 4
             if match.group(group).upper() != letter and match.group(group).isupper():
@@ -449,6 +453,8 @@ class _Rewriter:
             return mentions.title_is_third_party(text, start, end)
         if key in _PEOPLE:
             return mentions.noun_is_third_party(text, start)
+        if key in ("male", "female", "males", "females"):
+            return mentions.sex_adjective_of_other(text, end)
         if key in ("sir", "ma'am"):
             speaker = self.reader(start).speaker(start)
             third_speaks = None if speaker is None else speaker.third

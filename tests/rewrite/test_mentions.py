@@ -144,3 +144,30 @@ def test_sentence_bounds_agree_with_a_scan_from_the_start() -> None:
         following = mentions._SENTENCE.search(text, at)
         end = following.end() if following else len(text)
         assert mentions.sentence_bounds(text, at) == (start, end), text[at:]
+
+
+def test_a_clause_that_brings_in_a_man_names_someone_else() -> None:
+    told = "He reports that a man approached him in the parking lot. He says that man had a knife."
+    assert mentions.noun_is_third_party(told, told.index("man"))
+    assert mentions.noun_is_third_party(told, told.rindex("man"))  # "that man", after one
+    when = "She was waiting when a woman asked her for money."
+    assert mentions.noun_is_third_party(when, when.index("woman"))
+    # The patient introduced as a man is the patient, demonstratives included.
+    assert not mentions.noun_is_third_party("He is a 40 yo man.", 14)
+    this = "This man presents with chest pain."
+    assert not mentions.noun_is_third_party(this, this.index("man"))
+
+
+def test_male_or_female_before_a_role_is_that_persons_sex() -> None:
+    text = "She thanked the male nurse. A 40-year-old female with a female partner."
+    assert mentions.sex_adjective_of_other(text, text.index("male") + 4)
+    assert not mentions.sex_adjective_of_other(text, text.index("female") + 6)  # "female with"
+    assert mentions.sex_adjective_of_other(text, text.rindex("female") + 6)  # "female partner"
+    assert not mentions.sex_adjective_of_other("A 3-year-old male patient.", 17)
+
+
+def test_the_relatives_own_pronoun_owns_the_possessive() -> None:
+    text = "The patient's daughter called. She says her mother has been skipping doses."
+    assert mentions.relatives_own_pronoun(text, text.index("her mother")) == text.index("She")
+    other = "The patient's son called. She says his father is confused."
+    assert mentions.relatives_own_pronoun(other, other.index("his father")) is None

@@ -12,7 +12,7 @@ import pytest
 
 from climb_vllm.rewrite import accuracy
 from climb_vllm.rewrite.edits import Edit
-from climb_vllm.rewrite.sex_rewrite import swap_sex
+from climb_vllm.rewrite.sex_rewrite import rewrite, swap_sex
 
 GOLDEN_DIR = Path(__file__).parents[1] / "golden" / "counterfactual"
 LABELLED = GOLDEN_DIR / "sex_rewrite.jsonl"
@@ -453,3 +453,37 @@ def test_sentence_starts_agree_with_a_scan_from_the_start() -> None:
     for match in re.finditer(r"\w+", text):
         ends = [m.end() for m in sex_rewrite._SENTENCE_END.finditer(text, 0, match.start())]
         assert sex_rewrite._sentence_start(text, match.start()) == (ends[-1] if ends else 0)
+
+
+@pytest.mark.parametrize(
+    ("before", "to", "after"),
+    [
+        # The daughter speaks of the patient as her mother: "She" is the daughter.
+        (
+            "Phone call from the patient's daughter. She says her mother has been skipping her "
+            "insulin doses.",
+            "male",
+            "Phone call from the patient's daughter. She says her father has been skipping his "
+            "insulin doses.",
+        ),
+        # A man a clause brings in, and "that man" after him, are someone else.
+        (
+            "He reports that a man approached him in the parking lot and demanded money.",
+            "female",
+            "She reports that a man approached her in the parking lot and demanded money.",
+        ),
+        # "male" of a role is that person's sex; "sir" said to him stays.
+        (
+            "The patient thanked the male nurse, saying 'thank you, sir'.",
+            "female",
+            "The patient thanked the male nurse, saying 'thank you, sir'.",
+        ),
+        (
+            "A 3-year-old male patient with fever.",
+            "female",
+            "A 3-year-old female patient with fever.",
+        ),
+    ],
+)
+def test_others_named_by_a_relative_a_clause_or_a_role(before: str, to: str, after: str) -> None:
+    assert rewrite(before, to).text == after
