@@ -83,9 +83,9 @@ def diff_metrics(
         for row_old, row_new in zip(before, after):
             for field in sorted(set(row_old) | set(row_new)):
                 a, b = row_old.get(field), row_new.get(field)
-                floats = isinstance(a, float) and isinstance(b, float)
                 same = a == b or (
-                    floats
+                    isinstance(a, float)
+                    and isinstance(b, float)
                     and (
                         (math.isnan(a) and math.isnan(b))  # a value that cannot be read, twice
                         or abs(a - b) <= max(tolerance, relative * max(abs(a), abs(b)))
