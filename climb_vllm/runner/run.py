@@ -195,12 +195,13 @@ def _identity_facts(engine: Engine) -> dict[str, Any]:
     return facts
 
 
-def _shared_engine(config: Config, context: RunContext) -> tuple[Engine | None, Config]:
-    """The suite's engine for ``config`` with the served model it found, when one is open;
-    else the served model probed (:func:`probe_served_model`; None for the engine)."""
+def _shared_engine(config: Config, context: RunContext, key: Any) -> tuple[Engine | None, Config]:
+    """The suite's engine under ``key`` (:meth:`EngineCache.key` of ``config``) with the served
+    model it found, when one is open; else the served model probed
+    (:func:`probe_served_model`; None for the engine)."""
     shared = context.engines
-    if shared is not None and EngineCache.key(config) in shared.engines:
-        engine, update = shared.engines[EngineCache.key(config)]
+    if shared is not None and key in shared.engines:
+        engine, update = shared.engines[key]
         return engine, config.model_copy(update=update)
     return probe_served_model(config, context.label)
 
@@ -250,7 +251,7 @@ def open_run(
     from climb_vllm.engines.registry import open_engine
 
     key, shared = EngineCache.key(config), context.engines
-    engine, config = _shared_engine(config, context)
+    engine, config = _shared_engine(config, context, key)
     run_dir = context.out or default_run_dir(_folder_label(config), context.run_id)
     existed = _existing_ancestor(run_dir)
     store = RunStore(run_dir)
