@@ -370,6 +370,9 @@ def _convert(source: ModelSource, gguf: Path, folder: Path, echo: bool) -> None:
     import transformers
     from transformers import AutoModelForCausalLM, GgufConfig
 
+    # The GGUF file may come from a cache that another environment filled: its reader is then
+    # missing here although no package of the source needed installing.
+    require_gguf(echo)
     if echo:
         print(f"converting {gguf.name} to a safetensors folder (about a minute)", file=sys.stderr)
     partial = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")

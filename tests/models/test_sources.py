@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.util
 import json
 import shutil
 import sys
@@ -111,6 +112,30 @@ def test_a_file_that_is_no_model_is_refused_and_no_folder_is_left(
     assert _leftovers(cache) == ["fake.gguf"]
 
 
+def test_a_cached_file_converted_where_its_reader_is_missing_installs_it_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A GGUF file left in the cache by another environment is converted here without any of
+    the source's packages being installed: the GGUF reader must be installed before the read."""
+    installed: list[tuple[str, ...]] = []
+    real_find_spec = importlib.util.find_spec
+
+    def find_spec(name: str, *args: Any) -> Any:
+        return None if name == "gguf" else real_find_spec(name, *args)
+
+    def pip(requirements: tuple[str, ...], what: str, echo: bool) -> None:
+        installed.append(requirements)
+        raise UserError("stopped here", "nothing")
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    monkeypatch.setattr(sources, "_pip", pip)
+    gguf = tmp_path / "fake.gguf"
+    gguf.write_bytes(b"GGUF")
+    with pytest.raises(UserError, match="stopped here"):
+        sources._convert(_source("0" * 64), gguf, tmp_path / "fake", echo=False)
+    assert installed == [(sources.GGUF_PACKAGE,)]
+
+
 def test_unknown_source_lists_the_known_ones(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="gemma-3-270m"):
         sources.get("gpt-17", tmp_path)
@@ -138,7 +163,10 @@ def test_the_tokenizer_read_by_its_class_equals_autotokenizers(
     AutoTokenizer's second read of the metadata: the saved tokenizer is the same file."""
     from transformers import AutoConfig, AutoTokenizer
 
-    gguf = real_model.parent / sources.SOURCES["gemma-3-270m"].filename
+    # The folder may come from a cache another environment filled: the GGUF reader is then
+    # missing here, and AutoTokenizer needs it too.
+    sources.require_gguf(echo=False)
+    gguf = sources.gguf_file("gemma-3-270m", real_model.parent.parent, echo=False)
     config = AutoConfig.from_pretrained(str(real_model))
     direct = sources._gguf_tokenizer(config, gguf)
     auto = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
