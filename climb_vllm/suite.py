@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from climb_vllm.benchmarks.base import Benchmark
-from climb_vllm.core.config import EngineConfig
 from climb_vllm.core.errors import NotApplicable, UserError
 from climb_vllm.core.freshness import mark
 from climb_vllm.core.store import manifest_path
 from climb_vllm.runner.options import EngineOptions
-from climb_vllm.runner.run import EngineCache, RunContext, engine_settings
+from climb_vllm.runner.run import EngineCache, RunContext, resolve_engine
 
 
 @dataclass(frozen=True)
@@ -65,12 +64,11 @@ def run_suite(
     from climb_vllm.core.store import RunStore
 
     shared = replace(context, quiet=True, engines=context.engines or EngineCache())
-    settings = engine_settings(engine)
+    settings = resolve_engine(engine)
     run_dir: Path | None = context.out
     failed: dict[str, str] = {}
     not_applicable: dict[str, str] = {}
-    display = settings.get("display", EngineConfig.model_fields["display"].default)
-    with Board([b.name for b in benchmarks], display):
+    with Board([b.name for b in benchmarks], settings.display):
         for benchmark in benchmarks:
             try:
                 config = benchmark.configure(settings, values.get(benchmark.name, {}))

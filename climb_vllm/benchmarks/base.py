@@ -59,11 +59,14 @@ def deferred(path: str) -> Deferred:
 
 @dataclass(frozen=True)
 class Option:
-    """One command-line option of ``eval <benchmark>``.
+    """One command-line option of ``eval <benchmark>``, as the parser reads it.
 
-    Its value reaches :meth:`Benchmark.configure` under ``dest``; an option the user did not
-    give is absent there, so the configuration field's own default applies (and ``--help``
-    shows that default, read from the field: defaults are declared once, in the configuration).
+    A benchmark declares its options on its configuration's fields
+    (:class:`~climb_vllm.core.flags.Flag`) and :func:`options_of` reads them into these
+    records; only a switch that sets no one field (``--greedy``) is declared as an
+    :class:`Option` itself. Its value reaches :meth:`Benchmark.configure` under ``dest``; an
+    option the user did not give is absent there, so the configuration field's own default
+    applies (and ``--help`` shows that default, read from the field).
 
     Attributes:
         flag: the option, e.g. ``--limit``.
@@ -78,6 +81,7 @@ class Option:
             offered there); the first one given is used. Benchmarks that declare the same flag
             share one option (``--seed``; ``--limit`` beside ``--limit-<benchmark>``).
         suite_help: the help of its first suite flag (None: ``help``).
+        negate: a switch that stores False (``--no-controls`` sets ``controls``).
     """
 
     flag: str
@@ -90,6 +94,51 @@ class Option:
     metavar: str | None = None
     suite_flags: tuple[str, ...] = ()
     suite_help: str | None = None
+    negate: bool = False
+
+
+#: The switch for greedy decoding of the benchmarks that sample: ``configure`` turns it into
+#: temperature 0 (it sets no one field, so it is declared here rather than on a field).
+GREEDY = Option(
+    "--greedy", "greedy", "greedy decoding (temperature 0)", switch=True, suite_flags=("--greedy",)
+)
+
+
+def options_of(
+    config_type: type[EngineConfig], engine: tuple[str, ...] = (), extra: tuple[Option, ...] = ()
+) -> tuple[Option, ...]:
+    """The options of a benchmark, read from its configuration's flagged fields.
+
+    Args:
+        config_type: the benchmark's configuration class; each of its own flagged fields (those
+            not of :class:`~climb_vllm.core.config.EngineConfig`) is an option, in declaration
+            order.
+        engine: the flagged engine fields the benchmark also offers (the scoring options),
+            after its own.
+        extra: options that set no one field (a switch that ``configure`` turns into several
+            fields), last.
+    """
+    from climb_vllm.core.config import EngineConfig
+    from climb_vllm.core.flags import flagged_fields
+
+    own = tuple(name for name in config_type.model_fields if name not in EngineConfig.model_fields)
+    options = [
+        Option(
+            spec.flag.name,
+            spec.name,
+            spec.help,
+            field=spec.name if spec.default is not None else None,
+            switch=spec.switch,
+            repeat=spec.flag.repeat,
+            choices=spec.choices,
+            metavar=spec.flag.metavar,
+            suite_flags=spec.flag.suite,
+            suite_help=spec.flag.suite_help,
+            negate=spec.flag.negate,
+        )
+        for spec in flagged_fields(config_type, own + engine)
+    ]
+    return (*options, *extra)
 
 
 @dataclass(frozen=True)
@@ -133,7 +182,8 @@ class ReportFigure:
 
 @dataclass(frozen=True)
 class PerfSettings:
-    """The settings of ``climb-vllm bench`` that every speed measurement may read.
+    """The settings of ``climb-vllm bench`` that every speed measurement may read; their
+    defaults are the command line's (``bench --help`` reads them here).
 
     Attributes:
         model: the model folder or source (None: the measurement builds a tiny model).
@@ -152,10 +202,10 @@ class PerfSettings:
 
     model: Path | None = None
     codes: int = 256
-    device: str = "cpu"
-    dtype: str = "float32"
+    device: str = "auto"
+    dtype: str = "auto"
     batch_tokens: int | None = None
-    row_tokens: int = 4096
+    row_tokens: int = 256
     repeats: int = 1
     full_run: bool = False
     top_k: int = 1
@@ -349,11 +399,12 @@ class Benchmark(Protocol):
     def config_type(self) -> type[EngineConfig]:
         """The configuration class (its fields' defaults are the options' defaults)."""
 
-    def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> EngineConfig:
+    def configure(self, engine: EngineConfig, values: Mapping[str, Any]) -> EngineConfig:
         """The validated configuration of a run.
 
         Args:
-            engine: the resolved engine fields (:func:`climb_vllm.runner.run.engine_settings`).
+            engine: the resolved engine configuration
+                (:func:`climb_vllm.runner.run.resolve_engine`).
             values: the given options' values by ``Option.dest``.
 
         Raises:

@@ -14,7 +14,7 @@ from climb_vllm.core.errors import UserError
 from climb_vllm.core.freshness import mark
 from climb_vllm.runner.options import ENGINE_FLAGS, EngineOptions
 from climb_vllm.runner.options import engine_options as read_engine_options
-from climb_vllm.runner.run import RunContext, engine_settings
+from climb_vllm.runner.run import RunContext, resolve_engine
 
 
 def engine_options(args: argparse.Namespace, adapter: str | None = None) -> EngineOptions:
@@ -37,7 +37,7 @@ def engine_options(args: argparse.Namespace, adapter: str | None = None) -> Engi
 
 def run_context(args: argparse.Namespace) -> RunContext:
     """Where an ``eval`` verb writes."""
-    return RunContext(out=args.out, run_id=args.run_id, label=args.model)
+    return RunContext(out=args.out, run_id=args.run_id)
 
 
 def _given(values: dict[str, Any]) -> dict[str, Any]:
@@ -49,7 +49,7 @@ def eval_one(args: argparse.Namespace) -> Path:
     """``eval <benchmark>``; returns the run directory."""
     benchmark = get(args.benchmark)
     values = _given({o.dest: getattr(args, o.dest) for o in benchmark.options})
-    config = benchmark.configure(engine_settings(engine_options(args)), values)
+    config = benchmark.configure(resolve_engine(engine_options(args)), values)
     run_dir = benchmark.run(config, run_context(args))
     mark(run_dir, benchmark.name)  # its results are those of its final records
     return run_dir

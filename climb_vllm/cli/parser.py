@@ -12,13 +12,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from climb_vllm.benchmarks.base import BenchHook, Benchmark, ExternalGrader, Option
+from climb_vllm.benchmarks.base import BenchHook, Benchmark, ExternalGrader, Option, PerfSettings
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.core.config import EngineConfig
 from climb_vllm.models.presets import PRESETS
 from climb_vllm.models.sources import SOURCES
-from climb_vllm.runner.options import ENGINE_FLAGS, EngineOptions
+from climb_vllm.resources.names import MAX_K
+from climb_vllm.runner.options import ENGINE_FLAGS
 from climb_vllm.runner.run import RunContext
+
+#: The defaults of ``bench``'s shared settings (declared once, on :class:`PerfSettings`).
+_PERF = PerfSettings()
 
 #: Prefix of the argparse destinations of ``eval all``'s benchmark options.
 SUITE_DEST = "suite:"
@@ -29,6 +33,8 @@ def _default_note(config_type: type[EngineConfig], field: str | None) -> str:
     if field is None:
         return ""
     default = config_type.model_fields[field].default
+    if isinstance(default, tuple):  # a repeatable option's: each element as it would be given
+        default = ", ".join(str(item) for item in default) or None
     return "" if default is None else f" (default: {default})"
 
 
@@ -37,7 +43,8 @@ def _add_option(
 ) -> None:
     """Add one benchmark option; argparse keeps no default (None means "not given")."""
     if option.switch:
-        parser.add_argument(flag, dest=dest, action="store_true", default=None, help=text)
+        action = "store_false" if option.negate else "store_true"
+        parser.add_argument(flag, dest=dest, action=action, default=None, help=text)
         return
     # Named after the option's destination, not argparse's (a suite's dest carries a prefix).
     metavar = option.metavar or (None if option.choices else option.dest.upper())
@@ -415,11 +422,14 @@ def _add_scorer_flags(bench: Any) -> None:
     bench.add_argument(
         "--row-tokens",
         type=int,
-        default=EngineConfig.model_fields["row_tokens"].default,
+        default=_PERF.row_tokens,
         help="nodes per row of the tree scorer (default: %(default)s)",
     )
     bench.add_argument(
-        "--repeats", type=int, default=1, help="timings per scorer, best kept (default: 1)"
+        "--repeats",
+        type=int,
+        default=_PERF.repeats,
+        help="timings per scorer, best kept (default: %(default)s)",
     )
     bench.add_argument(
         "--full-run",
@@ -450,14 +460,21 @@ def _add_bench(verbs: Any) -> None:
     """``bench``: the intrinsic scoring bench by default, or one of the registered hooks."""
     bench = verbs.add_parser("bench", help="speed benchmarks (see PERFORMANCE.md)")
     bench.add_argument("--model", type=Path, help="model folder (default: build a tiny one)")
-    bench.add_argument("--codes", type=int, default=256, help="codes in the comparison sample")
-    engine = EngineOptions()
-    bench.add_argument("--device", default=engine.device, help=f"(default: {engine.device})")
-    bench.add_argument("--dtype", default=engine.dtype, help=f"(default: {engine.dtype})")
+    bench.add_argument(
+        "--codes",
+        type=int,
+        default=_PERF.codes,
+        help="codes in the comparison sample (default: %(default)s)",
+    )
+    bench.add_argument("--device", default=_PERF.device, help="(default: %(default)s)")
+    bench.add_argument("--dtype", default=_PERF.dtype, help="(default: %(default)s)")
     _add_scorer_flags(bench)
     bench.add_argument("--json", type=Path, help="also write the results as JSON here")
     bench.add_argument(
-        "--top-k", type=int, default=1, help="names per group for --agreement (default: 1)"
+        "--top-k",
+        type=int,
+        default=_PERF.top_k,
+        help=f"names per group for --agreement, from 1 to {MAX_K} (default: %(default)s)",
     )
     added: set[str] = set()
     for benchmark in REGISTRY.values():

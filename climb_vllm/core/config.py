@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import ClassVar, Literal, TypeVar
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from climb_vllm.core.flags import Flag
 from climb_vllm.core.manifest import Section
 
 Config = TypeVar("Config", bound="EngineConfig")
@@ -48,18 +50,13 @@ class EngineConfig(BaseModel):
         served_model: the model name the servers serve (http engine).
         adapter: a LoRA adapter: its folder (local engine, merged in with peft) or the name the
             servers serve it under (http engine; requests name it instead of the base).
-        strategy: http scoring strategy, "auto" or a named one.
-        concurrency / rate / prompts_per_request: http client settings (not hashed).
+        concurrency / rate: http client settings (not hashed).
         timeout: seconds one http request may take (None: sized from the request: 120 s plus
             a second per 20 prompt or answer tokens); not hashed.
         max_retries: attempts after the first for a failed http request (not hashed).
-        batch_tokens: positions per forward pass of the local engine (not hashed); None: sized
-            from the free memory after the model is loaded.
-        scorer: the local engine's scoring layout, "tree" (shared description heads), "prefix"
-            or "naive"; all give the same log-probs within float rounding (not hashed).
-        row_tokens: nodes per token-tree row of the "tree" scorer (not hashed).
-        compile_layers: the local engine's tree and prefix passes run through decoder layers
-            compiled with torch.compile (not hashed: the same log-probs within float rounding).
+        strategy, prompts_per_request, batch_tokens, scorer, row_tokens, compile_layers: the
+            scoring options (see each field's description); all but ``strategy`` not hashed:
+            they change how fast log-probs come, not what they are (within float rounding).
         display: progress display (not hashed).
         seeds: per-request sampling seeds of the http engine: "auto" (on, except for CPU
             servers that ``serve`` started), "on" or "off". Not hashed: every record stores the
@@ -77,16 +74,36 @@ class EngineConfig(BaseModel):
     endpoints: tuple[str, ...] = ()
     served_model: str | None = None
     adapter: str | None = None
-    strategy: Literal["auto", "trie", "prompt_logprobs", "echo"] = "auto"
+    # The scoring options below are offered by the benchmarks that score (their flags).
+    strategy: Annotated[
+        Literal["auto", "trie", "prompt_logprobs", "echo", "echo_text"], Flag("--strategy")
+    ] = Field(default="auto", description="http scoring strategy (auto: probe each endpoint)")
     concurrency: int = Field(default=64, ge=1)
     timeout: float | None = Field(default=None, gt=0)
     max_retries: int = Field(default=6, ge=0)
     rate: int | None = Field(default=None, ge=1)
-    prompts_per_request: int = Field(default=256, ge=1, le=1024)
-    batch_tokens: int | None = Field(default=None, ge=64)
-    scorer: Literal["tree", "prefix", "naive"] = "tree"
-    row_tokens: int = Field(default=256, ge=16)
-    compile_layers: bool = False
+    prompts_per_request: Annotated[int, Flag("--prompts-per-request")] = Field(
+        default=256, ge=1, le=1024, description="prompts per completions request"
+    )
+    batch_tokens: Annotated[int | None, Flag("--batch-tokens")] = Field(
+        default=None,
+        ge=64,
+        description="positions per forward pass (default: sized from the free memory)",
+    )
+    scorer: Annotated[Literal["tree", "prefix", "naive"], Flag("--scorer")] = Field(
+        default="tree",
+        description="local engine's layout: tree (shared description heads), prefix (each "
+        "prompt once) or naive (every pair alone); same log-probs within float rounding",
+    )
+    row_tokens: Annotated[int, Flag("--row-tokens")] = Field(
+        default=256, ge=16, description="nodes per token-tree row of the tree scorer"
+    )
+    compile_layers: Annotated[bool, Flag("--compile")] = Field(
+        default=False,
+        description="local engine: run the scoring passes through decoder layers compiled with "
+        "torch.compile (fuses the elementwise work around the matrix products; the first pass "
+        "pays the compile; same log-probs within float rounding)",
+    )
     display: Literal["rich", "plain", "none"] = "rich"
     seeds: Literal["auto", "on", "off"] = "auto"
 
@@ -103,6 +120,16 @@ class EngineConfig(BaseModel):
     def analysis_fields(self) -> dict[str, object]:
         """The analysis settings (see :data:`ANALYSIS`) as stored in the manifest."""
         return {k: v for k, v in self.model_dump().items() if k in self.ANALYSIS}
+
+    def extend(self, config_type: type[Config], values: Mapping[str, Any]) -> Config:
+        """A benchmark's configuration: ``config_type`` with the fields set here and
+        ``values``, the benchmark's options (they win over an engine field of the same name,
+        such as ``--strategy``). A field set in neither keeps ``config_type``'s default.
+
+        Raises:
+            pydantic.ValidationError: a value outside its field's type or bounds.
+        """
+        return config_type(**(self.model_dump(exclude_unset=True) | dict(values)))
 
     @classmethod
     def from_section(cls: type[Config], section: Section) -> Config:

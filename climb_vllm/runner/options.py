@@ -1,7 +1,7 @@
 """The engine options every ``eval`` verb takes, each declared once (:data:`ENGINE_FLAGS`): its
 flags, what it means and where its default comes from. The command line is built from these
 declarations and reads its values back by them into one typed record, :class:`EngineOptions`;
-:func:`climb_vllm.runner.run.engine_settings` resolves that record into configuration fields."""
+:func:`climb_vllm.runner.run.resolve_engine` resolves that record into the engine configuration."""
 
 from __future__ import annotations
 

@@ -26,9 +26,16 @@ if TYPE_CHECKING:
 Config = TypeVar("Config", bound=EngineConfig)
 
 
-def engine_settings(options: EngineOptions) -> dict[str, Any]:
-    """The :class:`EngineConfig` fields of ``options`` (resolves engine, endpoints, device and
-    dtype); fields the user left unset are omitted so that the configuration's defaults apply.
+def resolve_engine(options: EngineOptions) -> EngineConfig:
+    """The engine configuration of ``options``: the one step from what the user asked to what
+    the engine opens on. It picks the engine, reads the endpoints that ``serve`` recorded,
+    resolves a model source to its folder and the device and dtype; options left unset keep
+    :class:`EngineConfig`'s defaults (and stay unset, so a benchmark's configuration built from
+    it applies its own).
+
+    The model's name is decided here and nowhere else: the local engine's folder; for servers,
+    ``--model`` (a label), else ``--served-model``, else "" until the servers are probed and
+    name it (:func:`probe_served_model`).
 
     Raises:
         UserError: the local engine without a model, or an unusable device / dtype.
@@ -39,19 +46,17 @@ def engine_settings(options: EngineOptions) -> dict[str, Any]:
     endpoints = options.endpoints or (read_endpoints() if engine_name == "http" else ())
     device: str | None = None
     dtype: str | None = None
+    model = options.model or options.served_model or ""
     if engine_name == "local":
         if not options.model:
             raise UserError("No model given.", "pass --model PATH_OR_ID, or --endpoint URL.")
         from climb_vllm.models.loading import resolve_device
-
-        device, dtype = resolve_device(options.device, options.dtype)
-    model = options.model
-    if engine_name == "local" and model:
         from climb_vllm.models.sources import resolve
 
-        model = resolve(model)  # a model source's name -> its converted folder
+        device, dtype = resolve_device(options.device, options.dtype)
+        model = resolve(options.model)  # a model source's name -> its converted folder
     settings: dict[str, Any] = {
-        "model": model or options.served_model or "served-model",
+        "model": model,
         "tokenizer": options.tokenizer,
         "revision": options.revision,
         "engine": engine_name,
@@ -66,16 +71,26 @@ def engine_settings(options: EngineOptions) -> dict[str, Any]:
         value = getattr(options, name)
         if value is not None:
             settings[name] = value
-    return settings
+    return EngineConfig(**settings)
 
 
-def invalid_option(exc: ValidationError, benchmark: str) -> UserError:
+def invalid_option(
+    exc: ValidationError, benchmark: str, config_type: type[EngineConfig] = EngineConfig
+) -> UserError:
     """The user-facing error for a pydantic validation error of a run configuration: the
-    option as the user typed it (a field ``top_k`` is the flag ``--top-k``), its value, the
-    bound it broke and a value that works."""
+    option as the user typed it (the field's :class:`~climb_vllm.core.flags.Flag`: the field
+    ``name_set`` is ``--names``), its value, the bound it broke and a value that works.
+
+    Args:
+        exc: the validation error.
+        benchmark: the benchmark's registry name.
+        config_type: the configuration class whose fields declare the flags.
+    """
+    from climb_vllm.core.flags import flag_of
+
     first = exc.errors()[0]
-    field = ".".join(str(p) for p in first["loc"])
-    flag = "--" + field.replace("_", "-")
+    field = str(first["loc"][0]) if first["loc"] else ""
+    flag = flag_of(config_type, field)
     given = first.get("input")
     bounds = first.get("ctx") or {}
     message = str(first["msg"])
@@ -121,7 +136,6 @@ class RunContext:
     Attributes:
         out: the run directory (None: ``outputs/runs/<model>/<run_id>``).
         run_id: the run's name under ``outputs/runs/<model>/``.
-        label: the model as the user named it (labels an http run whose server names the model).
         quiet: keep the finished benchmark's tables off the terminal (a suite: they go to the
             report).
         engines: the suite's shared engines (None: a single benchmark opens its own).
@@ -129,12 +143,11 @@ class RunContext:
 
     out: Path | None = None
     run_id: str = "main"
-    label: str | None = None
     quiet: bool = False
     engines: EngineCache | None = None
 
 
-def probe_served_model(config: Config, label: str | None) -> tuple[Engine | None, Config]:
+def probe_served_model(config: Config) -> tuple[Engine | None, Config]:
     """Open the http engine early so that its probe can name the served model.
 
     Returns the engine (None for the local engine, opened later) and the configuration with
@@ -151,7 +164,7 @@ def probe_served_model(config: Config, label: str | None) -> tuple[Engine | None
         # A served adapter's runs are labelled by its base, so the report pairs them.
         base = (facts.get("adapter") or {}).get("base")
         config = config.model_copy(
-            update={"served_model": served, "model": label or base or served}
+            update={"served_model": served, "model": config.model or base or served}
         )
     return engine, config
 
@@ -203,7 +216,7 @@ def _shared_engine(config: Config, context: RunContext, key: Any) -> tuple[Engin
     if shared is not None and key in shared.engines:
         engine, update = shared.engines[key]
         return engine, config.model_copy(update=update)
-    return probe_served_model(config, context.label)
+    return probe_served_model(config)
 
 
 def _folder_label(config: EngineConfig) -> str:

@@ -1,5 +1,5 @@
 """README "Adding a benchmark": a throwaway benchmark, written only against the public pieces the
-README names (``Benchmark``'s members, ``Option``, ``ReportTable``, ``ReportFigure``,
+README names (``Benchmark``'s members, ``Flag``, ``options_of``, ``ReportTable``, ``ReportFigure``,
 ``open_run``, ``run_generation``, ``write_tables``) and registered with one registry entry, runs
 through ``eval``, ``eval all``, ``report`` and ``rescore``."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import polars as pl
 import pytest
@@ -23,10 +23,12 @@ from climb_vllm.benchmarks.base import (
     ReportFigure,
     ReportTable,
     Synthetic,
+    options_of,
 )
 from climb_vllm.benchmarks.registry import REGISTRY
 from climb_vllm.cli import main
 from climb_vllm.core.config import EngineConfig
+from climb_vllm.core.flags import Flag
 from climb_vllm.core.manifest import Section
 from climb_vllm.core.plotting import Runs, plt, png, runs_with
 from climb_vllm.core.store import RunStore
@@ -39,12 +41,16 @@ class EchoConfig(EngineConfig):
     """Everything that determines an echo run's records."""
 
     benchmark: Literal["echo"] = "echo"
-    limit: int | None = Field(default=None, ge=1)
+    limit: Annotated[int | None, Flag("--limit", suite=("--limit-echo",))] = Field(
+        default=None, ge=1, description="the first N words"
+    )
     seed: int = 0
     samples: int = 1
     temperature: float | None = 0.0
     top_p: float | None = None
-    max_tokens: int = Field(default=6, ge=1)
+    max_tokens: Annotated[int, Flag("--max-tokens")] = Field(
+        default=6, ge=1, description="new tokens per answer"
+    )
     system_prompt: str | None = None
     chunk_size: int = 2
 
@@ -66,19 +72,14 @@ class EchoBenchmark:
     help: str = "echo: repeat a drug name"
     description: str = help
     config_type = EchoConfig
-    options: tuple[Option, ...] = (
-        Option(
-            "--limit", "limit", "the first N words", field="limit", suite_flags=("--limit-echo",)
-        ),  # noqa: E501
-        Option("--max-tokens", "max_tokens", "new tokens per answer", field="max_tokens"),
-    )
+    options: tuple[Option, ...] = options_of(EchoConfig)
     bench_hooks: tuple[BenchHook, ...] = ()
     synthetic: Synthetic | None = None
     external: ExternalGrader | None = None
     paired: Paired | None = None
 
-    def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> EchoConfig:
-        return EchoConfig(**engine, **values)
+    def configure(self, engine: EngineConfig, values: Mapping[str, Any]) -> EchoConfig:
+        return engine.extend(EchoConfig, values)
 
     def run(self, config: EngineConfig, context: RunContext) -> Path:
         from climb_vllm.runner.generation import run_generation
@@ -154,7 +155,7 @@ def test_a_registered_benchmark_runs_through_eval_report_and_rescore(
     # Its option's default shows in --help, read from the configuration field.
     with pytest.raises(SystemExit):
         main(["eval", "echo", "--help"])
-    assert "new tokens per answer (default: 6)" in capsys.readouterr().out
+    assert "new tokens per answer; at least 1 (default: 6)" in capsys.readouterr().out
 
 
 def test_eval_all_offers_its_suite_flag(

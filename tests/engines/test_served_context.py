@@ -75,14 +75,17 @@ def test_the_extrinsic_budget_is_the_servers_context(servers: list[str], tiny_mo
     """The tiny model's folder allows more than the server serves: the server's value is used,
     and the folder's only where the servers do not say."""
     from climb_vllm.benchmarks.extrinsic.benchmark import EXTRINSIC
+    from climb_vllm.core.config import EngineConfig
 
     local = json.loads((tiny_model / "config.json").read_text())["max_position_embeddings"]
     assert local != 2048
-    engine = {"model": str(tiny_model), "engine": "http", "endpoints": (servers[1],)}
-    engine["served_model"] = "m"
+    engine = EngineConfig(
+        model=str(tiny_model), engine="http", endpoints=(servers[1],), served_model="m"
+    )
     config = EXTRINSIC.configure(engine, {"limit": 24})
     assert config.context_tokens == 2048
-    config = EXTRINSIC.configure({**engine, "endpoints": (servers[2],)}, {"limit": 24})
+    other = engine.model_copy(update={"endpoints": (servers[2],)})
+    config = EXTRINSIC.configure(other, {"limit": 24})
     assert config.context_tokens == local
     config = EXTRINSIC.configure(engine, {"limit": 24, "context_tokens": 512})
     assert config.context_tokens == 512  # the option, when given, wins

@@ -57,11 +57,9 @@ BIASMD = HiveBenchmark(
     kind,
     "BiasMD: ambiguous pronoun statements (and resolvable controls)",
     BiasMDConfig,
-    "a sample of N BiasMD statements",
     ("Ambiguous", "Biased"),
     _report_tables,
     _figures,
-    controls=True,
     bench_hooks=(
         BenchHook(
             "grading",

@@ -68,7 +68,6 @@ DISEASEMATCHER = HiveBenchmark(
     kind,
     "DiseaseMatcher: which of two patients has disease D",
     DiseaseMatcherConfig,
-    "a sample of N questions",
     ("same", "different", "ambiguous"),
     _report_tables,
     _figures,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from climb_vllm.benchmarks.base import (
+    GREEDY,
     BenchHook,
     ExternalGrader,
     Finding,
@@ -17,6 +18,7 @@ from climb_vllm.benchmarks.base import (
     ReportFigure,
     ReportTable,
     Synthetic,
+    options_of,
 )
 from climb_vllm.benchmarks.extrinsic.comparison import PAIRED
 from climb_vllm.benchmarks.extrinsic.config import ExtrinsicConfig
@@ -54,7 +56,7 @@ def _rewrite_bench(chars: int, _: PerfSettings) -> dict[str, Any]:
     return rewrite_bench(chars)
 
 
-def _budget(engine: Mapping[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
+def _budget(engine: EngineConfig, fields: Mapping[str, Any]) -> dict[str, Any]:
     """The context length and new-token limit a run uses when the options leave them out.
 
     The context is the servers' own (a server may be started with less than the model allows)
@@ -63,12 +65,12 @@ def _budget(engine: Mapping[str, Any], fields: Mapping[str, Any]) -> dict[str, A
     from climb_vllm.benchmarks.extrinsic import layout
     from climb_vllm.engines.served_context import served_context
 
-    facts = layout.model_facts(str(engine.get("tokenizer") or engine.get("model") or ""))
+    facts = layout.model_facts(engine.tokenizer or engine.model)
     chosen: dict[str, Any] = {}
     if fields.get("context_tokens") is None:
         served = None
-        if engine.get("engine") == "http":
-            served = served_context(engine.get("endpoints", ()), engine.get("served_model"))
+        if engine.engine == "http":
+            served = served_context(engine.endpoints, engine.served_model)
         chosen["context_tokens"] = served or facts["context"] or 0
     if fields.get("protocol") == "clibench" and fields.get("max_tokens") is None:
         chosen["max_tokens"] = layout.clibench_max_tokens(facts["max_length"])
@@ -83,114 +85,7 @@ class ExtrinsicBenchmark:
     help: str = "CLIMB extrinsic: diagnoses for counterfactual clinical notes, recall by ICD level"
     description: str = help
     config_type = ExtrinsicConfig
-    options: tuple[Option, ...] = (
-        Option(
-            "--cases",
-            "cases",
-            "JSONL case file (format in the README) or 'synthetic' (the packaged 40 cases)",
-            field="cases",
-            suite_flags=("--cases",),
-            suite_help="extrinsic case file (JSONL)",
-        ),
-        Option(
-            "--limit",
-            "limit",
-            "only the first N cases",
-            field="limit",
-            suite_flags=("--limit-extrinsic", "--limit"),
-            suite_help="the first N cases",
-        ),
-        Option(
-            "--icd-release",
-            "icd_release",
-            "2021 (paper default) or 2026",
-            field="icd_release",
-            suite_flags=("--icd-release",),
-        ),
-        Option(
-            "--seed",
-            "seed",
-            "base sampling seed",
-            field="seed",
-            suite_flags=("--seed",),
-            suite_help="base seed of every benchmark",
-        ),
-        Option(
-            "--samples",
-            "samples",
-            "completions per prompt (k)",
-            field="samples",
-            suite_flags=("--samples",),
-        ),
-        Option(
-            "--temperature",
-            "temperature",
-            "sampling temperature (default: the model's own generation settings, as the paper)",
-            suite_flags=("--temperature",),
-        ),
-        Option(
-            "--top-p", "top_p", "nucleus mass (default: the model's own)", suite_flags=("--top-p",)
-        ),
-        Option(
-            "--greedy",
-            "greedy",
-            "greedy decoding (temperature 0)",
-            switch=True,
-            suite_flags=("--greedy",),
-        ),
-        Option(
-            "--max-tokens",
-            "max_tokens",
-            "new tokens per answer",
-            field="max_tokens",
-            suite_flags=("--extrinsic-max-tokens", "--max-tokens"),
-            suite_help="extrinsic: new tokens per answer",
-        ),
-        Option("--no-placebo", "no_placebo", "skip the placebo variants", switch=True),
-        Option(
-            "--intersection",
-            "intersections",
-            "also change two attributes at once (repeatable): every combination of their "
-            "counterfactual values is a variant, reported beside the sum of the single "
-            "changes",
-            repeat=True,
-            choices=("sex+ethnicity", "sex+insurance", "ethnicity+insurance"),
-            suite_flags=("--intersection",),
-        ),
-        Option(
-            "--index-limit",
-            "index_limit",
-            "map onto N sampled codes plus the gold codes instead of all codes (quick demos)",
-            field="index_limit",
-            suite_flags=("--index-limit",),
-            suite_help="extrinsic: map onto N sampled codes",
-        ),
-        Option(
-            "--rewrite-decisions",
-            "rewrite_decisions",
-            "a filled-in uncertain_edits.csv of an earlier run: your decisions on the words the "
-            "sex rewrite marked uncertain, applied to the counterfactual notes",
-            field="rewrite_decisions",
-            suite_flags=("--rewrite-decisions",),
-        ),
-        Option("--chunk-size", "chunk_size", "prompts per stored chunk", field="chunk_size"),
-        Option(
-            "--protocol",
-            "protocol",
-            "default (the project's prompt layout and parsing) or clibench (CliBench's "
-            "layout, token budget, segmentation, mapping and drop rule, exactly)",
-            field="protocol",
-            suite_flags=("--extrinsic-protocol",),
-            suite_help="extrinsic: default or clibench",
-        ),
-        Option(
-            "--context-tokens",
-            "context_tokens",
-            "cut the notes to fit this context length (default: the servers' context, else "
-            "the local model folder's max_position_embeddings; 0 = never cut)",
-            field="context_tokens",
-        ),
-    )
+    options: tuple[Option, ...] = options_of(ExtrinsicConfig, extra=(GREEDY,))
     bench_hooks: tuple[BenchHook, ...] = (
         BenchHook("mapping", "measure ICD mapping speed on N texts instead", _mapping_bench),
         BenchHook(
@@ -219,7 +114,7 @@ class ExtrinsicBenchmark:
     external: ExternalGrader | None = None
     paired: Paired | None = PAIRED
 
-    def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> ExtrinsicConfig:
+    def configure(self, engine: EngineConfig, values: Mapping[str, Any]) -> ExtrinsicConfig:
         """The run's configuration; the case file and the sex rewrite are hashed so that a run
         is never resumed into with either changed."""
         from pydantic import ValidationError
@@ -230,8 +125,6 @@ class ExtrinsicBenchmark:
         fields = dict(values)
         if fields.pop("greedy", False):
             fields.update(temperature=0.0, top_p=None)
-        if fields.pop("no_placebo", False):
-            fields["placebo"] = False
         cases = str(fields.get("cases", ExtrinsicConfig.model_fields["cases"].default))
         fields["cases_sha256"] = run.cases_sha256(cases)
         fields["rewrite_sha256"] = run.rewrite_sha256()
@@ -242,9 +135,9 @@ class ExtrinsicBenchmark:
             fields["rewrite_decisions_sha256"] = file_sha256(fields["rewrite_decisions"])
         fields.update(_budget(engine, fields))
         try:
-            return ExtrinsicConfig(**engine, **fields)
+            return engine.extend(ExtrinsicConfig, fields)
         except ValidationError as exc:
-            raise invalid_option(exc, NAME) from exc
+            raise invalid_option(exc, NAME, ExtrinsicConfig) from exc
 
     def run(self, config: EngineConfig, context: RunContext) -> Path:
         """Generate for every variant (resuming), map the answers, write the tables."""

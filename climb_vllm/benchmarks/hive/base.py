@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from climb_vllm.benchmarks.base import (
+    GREEDY,
     BenchHook,
     ExternalGrader,
     Finding,
@@ -18,6 +19,7 @@ from climb_vllm.benchmarks.base import (
     ReportFigure,
     ReportTable,
     Synthetic,
+    options_of,
 )
 from climb_vllm.benchmarks.hive import comparison
 from climb_vllm.benchmarks.hive.config import GenerationConfig
@@ -30,96 +32,6 @@ if TYPE_CHECKING:
     from climb_vllm.runner.run import RunContext
 
 
-#: The sampling options of a generation run (the HIVE authors' settings by default).
-_SAMPLING = (
-    Option(
-        "--samples",
-        "samples",
-        "completions per item",
-        field="samples",
-        suite_flags=("--samples",),
-    ),
-    Option(
-        "--temperature",
-        "temperature",
-        "sampling temperature (the authors' 0.8)",
-        field="temperature",
-        suite_flags=("--temperature",),
-    ),
-    Option(
-        "--top-p",
-        "top_p",
-        "nucleus mass (the authors' 0.9)",
-        field="top_p",
-        suite_flags=("--top-p",),
-    ),
-    Option(
-        "--greedy",
-        "greedy",
-        "greedy decoding (temperature 0)",
-        switch=True,
-        suite_flags=("--greedy",),
-    ),
-    Option(
-        "--max-tokens",
-        "max_tokens",
-        "new tokens per answer",
-        field="max_tokens",
-        suite_flags=("--max-tokens",),
-    ),
-)
-
-
-def _options(name: str, suite_limit_help: str, controls: bool) -> tuple[Option, ...]:
-    """The options of ``eval <name>`` (``--no-controls`` where the benchmark has controls)."""
-    options: tuple[Option, ...] = (
-        Option(
-            "--split",
-            "split",
-            "eval: the authors' test split (the paper's numbers); all: every item",
-            field="split",
-            choices=("eval", "all"),
-            suite_flags=("--split",),
-        ),
-        Option(
-            "--limit",
-            "limit",
-            "a sample of N items spread over the categories",
-            field="limit",
-            suite_flags=(f"--limit-{name}", "--limit"),
-            suite_help=suite_limit_help,
-        ),
-        Option(
-            "--seed",
-            "seed",
-            "base sampling seed (and --limit's)",
-            field="seed",
-            suite_flags=("--seed",),
-            suite_help="base seed of every benchmark",
-        ),
-        *_SAMPLING,
-        Option("--system-prompt", "system_prompt", "add this system turn (the authors used none)"),
-    )
-    if controls:
-        options += (
-            Option(
-                "--no-controls", "no_controls", "skip the resolvable control items", switch=True
-            ),
-        )
-    return options + (
-        Option(
-            "--answer",
-            "answer",
-            "generate: sample an answer and grade it (the papers' protocol); choice: the option "
-            "the model scores highest (for base models), with swaps that measure bias",
-            field="answer",
-            choices=("generate", "choice"),
-            suite_flags=("--answer",),
-        ),
-        Option("--chunk-size", "chunk_size", "items per stored chunk", field="chunk_size"),
-    )
-
-
 class HiveBenchmark:
     """A HIVE benchmark: generate answers, grade them, tabulate as the HIVE paper.
 
@@ -130,12 +42,10 @@ class HiveBenchmark:
             needed (it imports the grader and Polars).
         help: one line for ``--help``.
         config_type: its configuration class.
-        suite_limit_help: the help of its ``--limit-<name>`` in ``eval all``.
         label_values: the labels ``grade --labels`` compares with.
         tables: the tables the report shows (called when the report asks: their titles live
             beside the tables' code, which imports Polars).
         figures: the figures the report draws (likewise; drawing imports matplotlib).
-        controls: whether it derives resolvable control items (``--no-controls``).
         bench_hooks: speed measurements it offers.
         synthetic: its synthetic records for the report's measurement.
     """
@@ -147,11 +57,9 @@ class HiveBenchmark:
         kind: Callable[[], Kind],
         help: str,
         config_type: type[GenerationConfig],
-        suite_limit_help: str,
         label_values: tuple[str, ...],
         tables: Callable[[], tuple[ReportTable, ...]],
         figures: Callable[[], tuple[ReportFigure, ...]],
-        controls: bool = False,
         bench_hooks: tuple[BenchHook, ...] = (),
         synthetic: Synthetic | None = None,
     ) -> None:
@@ -161,11 +69,12 @@ class HiveBenchmark:
         self.help: str = help
         self.description: str = help
         self.config_type: type[GenerationConfig] = config_type
-        self.options: tuple[Option, ...] = _options(name, suite_limit_help, controls)
+        # Its configuration's options (with --no-controls where it has controls).
+        self.options: tuple[Option, ...] = options_of(config_type, extra=(GREEDY,))
         self.bench_hooks: tuple[BenchHook, ...] = bench_hooks
         self.synthetic: Synthetic | None = synthetic
         self.label_values: tuple[str, ...] = label_values
-        self.controls: bool = controls
+        self.controls: bool = any(option.dest == "controls" for option in self.options)
         self.external: ExternalGrader | None = self
         self.paired: Paired | None = comparison.paired(name, f"{title}: accuracy")
         self._tables = tables
@@ -176,7 +85,7 @@ class HiveBenchmark:
         """What the shared library needs of this benchmark."""
         return self._kind()
 
-    def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> GenerationConfig:
+    def configure(self, engine: EngineConfig, values: Mapping[str, Any]) -> GenerationConfig:
         """The run's configuration from the engine fields and the given option values."""
         from pydantic import ValidationError
 
@@ -185,12 +94,10 @@ class HiveBenchmark:
         fields = dict(values)
         if fields.pop("greedy", False):
             fields.update(temperature=0.0, top_p=1.0)
-        if fields.pop("no_controls", False):
-            fields["controls"] = False
         try:
-            return self.config_type(**engine, **fields)
+            return engine.extend(self.config_type, fields)
         except ValidationError as exc:
-            raise invalid_option(exc, self.name) from exc
+            raise invalid_option(exc, self.name, self.config_type) from exc
 
     def run(self, config: EngineConfig, context: RunContext) -> Path:
         """Generate for every item (resuming), grade, write the tables."""

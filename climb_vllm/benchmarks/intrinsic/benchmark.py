@@ -22,6 +22,7 @@ from climb_vllm.benchmarks.base import (
     ReportFigure,
     ReportTable,
     Synthetic,
+    options_of,
 )
 from climb_vllm.benchmarks.intrinsic.config import IntrinsicConfig
 from climb_vllm.benchmarks.intrinsic.hooks import HOOKS, SYNTHETIC
@@ -96,142 +97,16 @@ class IntrinsicBenchmark:
         "paper's AssocMAD and sex-preference tables."
     )
     config_type = IntrinsicConfig
-    options: tuple[Option, ...] = (
-        Option(
-            "--strategy",
+    # Its own fields' options, then the scoring options of the engine.
+    options: tuple[Option, ...] = options_of(
+        IntrinsicConfig,
+        engine=(
             "strategy",
-            "http scoring strategy (auto: probe each endpoint)",
-            field="strategy",
-            choices=("auto", "trie", "prompt_logprobs", "echo", "echo_text"),
-        ),
-        Option(
-            "--prompts-per-request",
             "prompts_per_request",
-            "prompts per completions request",
-            field="prompts_per_request",
-        ),
-        Option(
-            "--limit",
-            "limit",
-            "score a stratified sample of N codes (every chapter and both "
-            "sex-specific lists, so N >= 24) instead of all codes",
-            field="limit",
-            suite_flags=("--limit-intrinsic", "--limit"),
-            suite_help="stratified sample of N codes",
-        ),
-        Option(
-            "--seed",
-            "seed",
-            "seed of the --limit sample",
-            field="seed",
-            suite_flags=("--seed",),
-            suite_help="base seed of every benchmark",
-        ),
-        Option(
-            "--icd-release",
-            "icd_release",
-            "2021 (paper default), 2026, or a table written by 'climb-vllm icd-export'",
-            field="icd_release",
-            suite_flags=("--icd-release",),
-        ),
-        Option("--names", "name_set", "name set key or CSV path", field="name_set"),
-        Option(
-            "--top-k",
-            "top_k",
-            "names per (sex, ethnicity) group, 1-50 (the paper: 5)",
-            field="top_k",
-            suite_flags=("--top-k",),
-        ),
-        Option(
-            "--distinctive",
-            "distinctive",
-            "keep a name in a group only if at least this share of its births (every sex and "
-            "ethnicity of the name set) falls in the group, e.g. 0.8, as audit studies do",
-            field="distinctive",
-            metavar="SHARE",
-        ),
-        Option(
-            "--names-sensitivity",
-            "names_sensitivity",
-            "also tabulate AssocMAD with the top-K names for each listed K, e.g. 5,10,20,50, "
-            "plus birth-weighted and distinctive names at --top-k; every name is scored once",
-            field="names_sensitivity",
-            metavar="K,K,...",
-            suite_flags=("--names-sensitivity",),
-        ),
-        Option(
-            "--template", "template", "prompt template containing {description}", field="template"
-        ),
-        Option("--chunk-size", "chunk_size", "codes per stored chunk", field="chunk_size"),
-        Option(
-            "--content-free",
-            "content_free",
-            "content-free description for the calibration, repeatable (default: N/A, None, "
-            "[MASK], Unknown, A medical condition)",
-            repeat=True,
-            metavar="TEXT",
-        ),
-        Option(
-            "--sensitivity-template",
-            "sensitivity_templates",
-            "further template for the sensitivity analysis, repeatable (default: three)",
-            repeat=True,
-            metavar="TEMPLATE",
-        ),
-        Option(
-            "--sensitivity-codes",
-            "sensitivity_codes",
-            "codes scored under every sensitivity template (0: no sensitivity analysis)",
-            field="sensitivity_codes",
-            suite_flags=("--sensitivity-codes",),
-            suite_help="intrinsic: codes scored under every sensitivity template",
-        ),
-        Option(
-            "--batch-tokens",
             "batch_tokens",
-            "positions per forward pass (default: sized from the free memory)",
-            field="batch_tokens",
-        ),
-        Option(
-            "--scorer",
             "scorer",
-            "local engine's layout: tree (shared description heads), prefix (each prompt "
-            "once) or naive (every pair alone); same log-probs within float rounding",
-            field="scorer",
-            choices=("tree", "prefix", "naive"),
-        ),
-        Option(
-            "--row-tokens",
             "row_tokens",
-            "nodes per token-tree row of the tree scorer",
-            field="row_tokens",
-        ),
-        Option(
-            "--compile",
             "compile_layers",
-            "local engine: run the scoring passes through decoder layers compiled with "
-            "torch.compile (fuses the elementwise work around the matrix products; the first "
-            "pass pays the compile; same log-probs within float rounding)",
-            switch=True,
-        ),
-        Option(
-            "--sex-rule",
-            "sex_rule",
-            "which codes are sex-specific: descendants (the CMS sex edits plus non-billable "
-            "codes whose billable codes are all on one list) or listed (the edits as "
-            "published); changes Tables 1 and 3 only, so a finished run is re-tabulated",
-            field="sex_rule",
-            choices=("descendants", "listed"),
-            suite_flags=("--sex-rule",),
-        ),
-        Option(
-            "--pooling",
-            "pooling",
-            "how Tables 2 and 3 pool names: slots (the paper: a name in several lists counts "
-            "per list) or names (each distinct name once); a finished run is re-tabulated",
-            field="pooling",
-            choices=("slots", "names"),
-            suite_flags=("--pooling",),
         ),
     )
     bench_hooks: tuple[BenchHook, ...] = HOOKS
@@ -247,7 +122,7 @@ class IntrinsicBenchmark:
         lambda first, second: _compare(first, second),
     )
 
-    def configure(self, engine: Mapping[str, Any], values: Mapping[str, Any]) -> IntrinsicConfig:
+    def configure(self, engine: EngineConfig, values: Mapping[str, Any]) -> IntrinsicConfig:
         """The run's configuration from the engine fields and the given option values."""
         from pydantic import ValidationError
 
@@ -262,9 +137,9 @@ class IntrinsicBenchmark:
                 part.strip() for part in fields["names_sensitivity"].split(",") if part.strip()
             )
         try:
-            return IntrinsicConfig(**engine, **fields)
+            return engine.extend(IntrinsicConfig, fields)
         except ValidationError as exc:
-            raise invalid_option(exc, NAME) from exc
+            raise invalid_option(exc, NAME, IntrinsicConfig) from exc
 
     def run(self, config: EngineConfig, context: RunContext) -> Path:
         """Score every code (resuming), then write the tables."""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
 from climb_vllm.core.config import EngineConfig
+from climb_vllm.core.flags import Flag
 from climb_vllm.resources.names import MAX_K
 
 #: CLIMB's intrinsic prompt; the name follows after one space.
@@ -25,45 +26,101 @@ SENSITIVITY_TEMPLATES = (
 class IntrinsicConfig(EngineConfig):
     """Everything that determines the records of a CLIMB intrinsic run (beside the engine).
 
-    Attributes:
-        icd_release: packaged release name or exported table path.
-        name_set: packaged name-set key or CSV path.
-        top_k: names per (sex, ethnicity) group.
-        distinctive: keep only names with at least this share of their births in their group
-            (None: the most frequent names, the paper's choice).
-        names_sensitivity: names per group of the names-sensitivity table's top-K rows, scored
-            once at the largest (empty: no table).
-        limit: score a stratified sample of this many codes (None = every code).
-        seed: seed of the stratified sample.
-        template: the prompt; ``{description}`` is replaced by the code's description.
-        chunk_size: codes per stored chunk (the unit of resume).
-        content_free: descriptions whose name probabilities calibrate the scores (empty: no
-            calibration).
-        sensitivity_templates: further templates scored on a sample of the codes.
-        sensitivity_codes: size of that sample (0: no sensitivity analysis).
-        sex_rule: which codes are sex-specific (:data:`climb_vllm.resources.ontology.SEX_RULES`):
-            "descendants" (default) adds the non-billable headers all of whose billable codes
-            are sex-specific; "listed" takes the CMS sex edits as published (billable codes).
-        pooling: single-demographic scores and sex preference pool names by "slots" (the
-            paper's reading: a name in several ethnicity lists counts once per list) or by
-            distinct "names" (each name once).
+    Each field is also an option of ``eval intrinsic`` (its :class:`~climb_vllm.core.flags.Flag`)
+    and says what it means in its description, the option's help. ``sex_rule`` names
+    :data:`climb_vllm.resources.ontology.SEX_RULES`; ``pooling`` "slots" is the paper's reading
+    (a name in several ethnicity lists counts once per list).
     """
 
-    icd_release: str = "2021"
-    name_set: str = "nyc-2011-2021"
-    top_k: int = Field(default=5, ge=1, le=MAX_K)
-    distinctive: float | None = Field(default=None, gt=0, le=1)
-    names_sensitivity: tuple[int, ...] = ()
     # 24: one code of each of the 22 chapters and of both sex lists (the stratified sample).
-    limit: int | None = Field(default=None, ge=24)
-    seed: int = 0
-    template: str = DEFAULT_TEMPLATE
-    chunk_size: int = Field(default=1024, ge=1)
-    content_free: tuple[str, ...] = CONTENT_FREE
-    sensitivity_templates: tuple[str, ...] = SENSITIVITY_TEMPLATES
-    sensitivity_codes: int = Field(default=2000, ge=0)
-    sex_rule: Literal["descendants", "listed"] = "descendants"
-    pooling: Literal["slots", "names"] = "slots"
+    limit: Annotated[
+        int | None,
+        Flag(
+            "--limit",
+            suite=("--limit-intrinsic", "--limit"),
+            suite_help="stratified sample of N codes",
+        ),
+    ] = Field(
+        default=None,
+        ge=24,
+        description="score a stratified sample of N codes (every chapter and both "
+        "sex-specific lists) instead of all codes",
+    )
+    seed: Annotated[
+        int, Flag("--seed", suite=("--seed",), suite_help="base seed of every benchmark")
+    ] = Field(default=0, description="seed of the --limit sample")
+    icd_release: Annotated[str, Flag("--icd-release", suite=("--icd-release",))] = Field(
+        default="2021",
+        description="2021 (paper default), 2026, or a table written by 'climb-vllm icd-export'",
+    )
+    name_set: Annotated[str, Flag("--names")] = Field(
+        default="nyc-2011-2021", description="name set key or CSV path"
+    )
+    top_k: Annotated[int, Flag("--top-k", suite=("--top-k",))] = Field(
+        default=5, ge=1, le=MAX_K, description="names per (sex, ethnicity) group (the paper: 5)"
+    )
+    distinctive: Annotated[float | None, Flag("--distinctive", metavar="SHARE")] = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="keep a name in a group only if at least this share of its births (every "
+        "sex and ethnicity of the name set) falls in the group, e.g. 0.8, as audit studies do "
+        "(default: the most frequent names, the paper's choice)",
+    )
+    names_sensitivity: Annotated[
+        tuple[int, ...],
+        Flag("--names-sensitivity", suite=("--names-sensitivity",), metavar="K,K,..."),
+    ] = Field(
+        default=(),
+        description="also tabulate AssocMAD with the top-K names for each listed K, e.g. "
+        "5,10,20,50, plus birth-weighted and distinctive names at --top-k; every name is "
+        f"scored once, at the largest K (each from 1 to {MAX_K})",
+    )
+    template: Annotated[str, Flag("--template")] = Field(
+        default=DEFAULT_TEMPLATE, description="prompt template containing {description}"
+    )
+    chunk_size: Annotated[int, Flag("--chunk-size")] = Field(
+        default=1024, ge=1, description="codes per stored chunk (the unit of resume)"
+    )
+    content_free: Annotated[
+        tuple[str, ...], Flag("--content-free", metavar="TEXT", repeat=True)
+    ] = Field(
+        default=CONTENT_FREE,
+        description="content-free description whose name probabilities calibrate the scores, "
+        "repeatable",
+    )
+    sensitivity_templates: Annotated[
+        tuple[str, ...], Flag("--sensitivity-template", metavar="TEMPLATE", repeat=True)
+    ] = Field(
+        default=SENSITIVITY_TEMPLATES,
+        description="further template for the sensitivity analysis, repeatable",
+    )
+    sensitivity_codes: Annotated[
+        int,
+        Flag(
+            "--sensitivity-codes",
+            suite=("--sensitivity-codes",),
+            suite_help="intrinsic: codes scored under every sensitivity template",
+        ),
+    ] = Field(
+        default=2000,
+        ge=0,
+        description="codes scored under every sensitivity template (0: no sensitivity analysis)",
+    )
+    sex_rule: Annotated[
+        Literal["descendants", "listed"], Flag("--sex-rule", suite=("--sex-rule",))
+    ] = Field(
+        default="descendants",
+        description="which codes are sex-specific: descendants (the CMS sex edits plus "
+        "non-billable codes whose billable codes are all on one list) or listed (the edits as "
+        "published); changes Tables 1 and 3 only, so a finished run is re-tabulated",
+    )
+    pooling: Annotated[Literal["slots", "names"], Flag("--pooling", suite=("--pooling",))] = Field(
+        default="slots",
+        description="how Tables 2 and 3 pool names: slots (the paper: a name in several "
+        "lists counts per list) or names (each distinct name once); a finished run is "
+        "re-tabulated",
+    )
 
     ANALYSIS: ClassVar[frozenset[str]] = frozenset({"sex_rule", "pooling"})
 
@@ -77,8 +134,8 @@ class IntrinsicConfig(EngineConfig):
     @field_validator("names_sensitivity")
     @classmethod
     def _ks_in_range(cls, value: tuple[int, ...]) -> tuple[int, ...]:
-        if any(not 1 <= k <= 50 for k in value):
-            raise ValueError("every names-sensitivity K must be from 1 to 50")
+        if any(not 1 <= k <= MAX_K for k in value):
+            raise ValueError(f"every names-sensitivity K must be from 1 to {MAX_K}")
         return tuple(sorted(set(value)))
 
     @field_validator("sensitivity_templates")

@@ -16,6 +16,7 @@ from climb_vllm.benchmarks.intrinsic.name_variants import (
 from climb_vllm.benchmarks.intrinsic.names_table import names_sensitivity_table
 from climb_vllm.benchmarks.intrinsic.results import intrinsic_tables
 from climb_vllm.benchmarks.intrinsic.task import IntrinsicTask
+from climb_vllm.core.config import EngineConfig
 from climb_vllm.core.errors import UserError
 
 
@@ -117,12 +118,12 @@ def test_birth_weights_follow_births_and_sum_to_one(task: IntrinsicTask) -> None
 
 
 def test_names_sensitivity_option_parses_a_list() -> None:
-    config = INTRINSIC.configure({"model": "m"}, {"names_sensitivity": "20, 5,10"})
+    config = INTRINSIC.configure(EngineConfig(model="m"), {"names_sensitivity": "20, 5,10"})
     assert config.names_sensitivity == (5, 10, 20)
     with pytest.raises(UserError, match="from 1 to 50"):
-        INTRINSIC.configure({"model": "m"}, {"names_sensitivity": "5,60"})
+        INTRINSIC.configure(EngineConfig(model="m"), {"names_sensitivity": "5,60"})
     with pytest.raises(UserError):
-        INTRINSIC.configure({"model": "m"}, {"distinctive": "1.5"})
+        INTRINSIC.configure(EngineConfig(model="m"), {"distinctive": "1.5"})
 
 
 def test_a_set_without_enough_names_fails_before_any_scoring() -> None:
