@@ -49,7 +49,9 @@ def _add_option(
     # Named after the option's destination, not argparse's (a suite's dest carries a prefix).
     metavar = option.metavar or (None if option.choices else option.dest.upper())
     if option.repeat:
-        parser.add_argument(flag, dest=dest, action="append", metavar=metavar, help=text)
+        parser.add_argument(
+            flag, dest=dest, action="append", choices=option.choices, metavar=metavar, help=text
+        )
     else:
         parser.add_argument(flag, dest=dest, choices=option.choices, metavar=metavar, help=text)
 

@@ -282,13 +282,15 @@ def open_run(
         # against a server that can score.
         _refuse_unscorable(engine, benchmark)
     facts_now = _identity_facts(engine)
-    if store.check_claim(benchmark, config.hashed_fields(), config.config_hash()):
+    # A resume writes nothing in the claim, so the model is compared after it: a different
+    # model is refused with the directory as it was.
+    resumed = store.claim(benchmark, config.hashed_fields(), config.config_hash())
+    if resumed:
         from climb_vllm.engines.identity import check_same_model, resumed_facts
 
         previous = store.section(benchmark).engine
         check_same_model(previous, facts_now, run_dir, benchmark)
         facts_now = resumed_facts(previous, facts_now)
-    resumed = store.claim(benchmark, config.hashed_fields(), config.config_hash())
     if shared is not None:
         shared.engines[key] = (engine, {"served_model": config.served_model, "model": config.model})
     store.annotate(benchmark, engine=facts_now, analysis=config.analysis_fields(), **facts)

@@ -155,3 +155,14 @@ def test_the_argparse_namespace_holds_nothing_for_options_not_given() -> None:
     args = build_parser().parse_args(["eval", "extrinsic"])
     assert isinstance(args, argparse.Namespace)
     assert all(getattr(args, o.dest) is None for o in REGISTRY["extrinsic"].options)
+
+
+@pytest.mark.parametrize("verb", ["extrinsic", "all"])
+def test_a_repeatable_option_with_choices_refuses_others_when_parsed(
+    verb: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["eval", verb, "--intersection", "sex+age"])
+    assert "invalid choice: 'sex+age'" in capsys.readouterr().err
+    args = build_parser().parse_args(["eval", verb, "--intersection", "sex+insurance"])
+    assert ["sex+insurance"] in vars(args).values()
