@@ -259,7 +259,9 @@ def test_default_protocol_cuts_notes_to_the_model_context(tiny_model: Path, tmp_
     assert (variants.filter(pl.col("truncated"))["kept_share"] < 1).all()
 
 
-def test_two_attributes_at_once_end_to_end(tiny_model: Path, tmp_path: Path) -> None:
+def test_two_attributes_at_once_end_to_end(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "run"
     assert main(command(tiny_model, out, "--limit", "2", "--intersection", "sex+insurance")) == 0
     config = json.loads((out / "manifest.json").read_text())["benchmarks"]["extrinsic"]["config"]
@@ -269,8 +271,14 @@ def test_two_attributes_at_once_end_to_end(tiny_model: Path, tmp_path: Path) -> 
     assert "sex+insurance" in table4["Attribute"].to_list()
     joint = pl.read_csv(results / "intersections.csv")
     assert joint.height >= 1 and set(joint["Attributes"]) == {"sex+insurance"}
-    # A pair the benchmark does not offer is refused with the choices named.
-    assert main(command(tiny_model, tmp_path / "bad", "--intersection", "sex+age")) == 2
+    # A pair the benchmark does not offer is refused when parsed (exit status 2), with the
+    # choices named, and nothing is written.
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as refused:
+        main(command(tiny_model, tmp_path / "bad", "--intersection", "sex+age"))
+    assert refused.value.code == 2
+    assert "invalid choice: 'sex+age'" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
 
 
 def test_uncertain_words_go_to_a_review_file_and_decisions_come_back(
